@@ -1,0 +1,3 @@
+from logsleuth.cli import main
+
+main()

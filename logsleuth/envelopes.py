@@ -1,0 +1,213 @@
+"""Envelopes: wrappers around the log text, removed before layout detection.
+
+* ``cri`` — Kubernetes CRI files: ``2024-05-02T10:15:31.123456789Z stdout F <text>``
+* ``docker-ts`` — ``docker logs -t``: an RFC 3339 (nano) stamp and a space before the text
+* ``json`` — one JSON object per line with the text in ``log``/``msg``/``message``/... (docker
+  json-file, fluentd/fluent-bit with ``kubernetes`` fields, zap, logrus)
+
+An outer prefix (cri/docker-ts) may wrap a JSON line. Detection looks at the first lines of a
+file; unwrapping then runs as Polars expressions on every line. Lines that do not fit the detected
+envelope pass through unchanged. The envelope's timestamp, level, logger and host are kept and
+used when the inner text does not carry them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+import polars as pl
+
+CRI_RE = r"^(?P<ets>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})) (?:stdout|stderr) [FP] (?P<inner>.*)$"
+DOCKER_TS_RE = r"^(?P<ets>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})) (?P<inner>.*)$"
+ANSI_RE = r"\x1b\[[0-9;?]*[A-Za-z]"
+
+TEXT_KEYS = ("log", "msg", "message", "MESSAGE", "Message", "text", "@message")
+TIME_KEYS = ("time", "ts", "@timestamp", "timestamp", "T", "datetime", "date", "_SOURCE_REALTIME_TIMESTAMP")
+LEVEL_KEYS = ("level", "severity", "lvl", "levelname", "log.level", "Level", "L")
+LOGGER_KEYS = ("logger", "logger_name", "loggerName", "name", "N", "log.logger")
+ERROR_KEYS = ("error", "err", "errorVerbose", "exception")
+STACK_KEYS = ("stacktrace", "stack_trace", "stack")
+HOST_PATHS = ("$.kubernetes.pod_name", "$.kubernetes.host", "$.host", "$.hostname", "$._HOSTNAME")
+
+SAMPLE = 500
+
+
+@dataclass(frozen=True)
+class Envelope:
+    outer: str | None = None  # "cri" | "docker-ts" | None
+    json_text: str | None = None  # key of the log text inside a JSON envelope
+    json_time: str | None = None
+    json_level: str | None = None
+    json_logger: str | None = None
+    json_error: str | None = None
+    json_stack: str | None = None
+    json_host: str | None = None  # JSON path
+    ansi: bool = False
+
+    @property
+    def name(self) -> str:
+        parts = [p for p in (self.outer, "json" if self.json_text else None) if p]
+        name = "+".join(parts) if parts else "none"
+        if self.json_text:
+            name += f" ({self.json_text})"
+        return name
+
+    @property
+    def is_none(self) -> bool:
+        return self.outer is None and self.json_text is None
+
+
+NONE = Envelope()
+
+
+def _rate(lines: list[str], regex: str) -> float:
+    if not lines:
+        return 0.0
+    cre = re.compile(regex)
+    return sum(1 for x in lines if cre.match(x)) / len(lines)
+
+
+def _json_shape(lines: list[str]) -> dict | None:
+    objs = []
+    for x in lines:
+        s = x.strip()
+        if not s.startswith("{"):
+            continue
+        try:
+            o = json.loads(s)
+        except ValueError:
+            continue
+        if isinstance(o, dict):
+            objs.append(o)
+    if not objs or len(objs) < 0.5 * len(lines):
+        return None
+
+    def pick(keys: tuple[str, ...], want_str: bool = True) -> str | None:
+        for k in keys:
+            n = sum(1 for o in objs if k in o and (isinstance(o[k], str) or not want_str))
+            if n >= 0.5 * len(objs):
+                return k
+        return None
+
+    text = pick(TEXT_KEYS)
+    if text is None:
+        return None
+    host = None
+    for path in HOST_PATHS:
+        keys = path[2:].split(".")
+
+        def get(o, keys=keys):
+            for k in keys:
+                if not isinstance(o, dict) or k not in o:
+                    return None
+                o = o[k]
+            return o
+
+        if sum(1 for o in objs if isinstance(get(o), str)) >= 0.5 * len(objs):
+            host = path
+            break
+    return {
+        "json_text": text,
+        "json_time": pick(TIME_KEYS, want_str=False),
+        "json_level": pick(LEVEL_KEYS),
+        "json_logger": pick(tuple(k for k in LOGGER_KEYS if k != text)),
+        "json_error": next((k for k in ERROR_KEYS if any(isinstance(o.get(k), str) for o in objs)), None),
+        "json_stack": next((k for k in STACK_KEYS if any(isinstance(o.get(k), str) for o in objs)), None),
+        "json_host": host,
+    }
+
+
+def candidates(sample: list[str]) -> list[Envelope]:
+    """Envelopes that fit the first lines of a file, most likely first (always ends with none)."""
+    lines = [x for x in sample[:SAMPLE] if x.strip()]
+    ansi = any("\x1b[" in x for x in lines)
+    out: list[Envelope] = []
+    for outer, regex in (("cri", CRI_RE), ("docker-ts", DOCKER_TS_RE)):
+        if lines and _rate(lines, regex) >= 0.5:
+            cre = re.compile(regex)
+            inner = [m.group("inner") for m in map(cre.match, lines) if m]
+            shape = _json_shape(inner)
+            if shape:
+                out.append(Envelope(outer=outer, ansi=ansi, **shape))
+            out.append(Envelope(outer=outer, ansi=ansi))
+            break  # cri lines also look like docker-ts lines; the first that fits wins
+    shape = _json_shape(lines)
+    if shape:
+        out.append(Envelope(ansi=ansi, **shape))
+    out.append(Envelope(ansi=ansi))
+    return out
+
+
+def _path(key: str) -> str:
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+        return f"$.{key}"
+    return "$['" + key.replace("'", "\\'") + "']"
+
+
+def unwrap(frame: pl.DataFrame, env: Envelope) -> pl.DataFrame:
+    """Add ``text`` (what the layout parses) and ``env_ts``/``env_level``/``env_logger``/``env_host``."""
+    text = pl.col("raw")
+    env_ts = pl.lit(None, dtype=pl.Datetime("us", "UTC"))
+    env_level = pl.lit(None, dtype=pl.String)
+    env_logger = pl.lit(None, dtype=pl.String)
+    env_host = pl.lit(None, dtype=pl.String)
+    cols: dict[str, pl.Expr] = {}
+    if env.outer:
+        regex = CRI_RE if env.outer == "cri" else DOCKER_TS_RE
+        parts = pl.col("raw").str.extract_groups(regex)
+        inner = parts.struct.field("inner")
+        text = pl.when(inner.is_not_null()).then(inner).otherwise(pl.col("raw"))
+        env_ts = parse_iso(parts.struct.field("ets"))
+    if env.ansi:
+        text = text.str.replace_all(ANSI_RE, "")
+    if env.json_text:
+        frame = frame.with_columns(_inner=text)
+        src = pl.col("_inner")
+        is_json = src.str.starts_with("{")
+        jt = src.str.json_path_match(_path(env.json_text)).str.strip_suffix("\n").str.strip_suffix("\r")
+        if env.json_error:
+            err = src.str.json_path_match(_path(env.json_error))
+            jt = pl.when(err.is_not_null()).then(pl.concat_str([jt, pl.lit(": "), err])).otherwise(jt)
+        if env.json_stack:
+            st = src.str.json_path_match(_path(env.json_stack))
+            jt = pl.when(st.is_not_null()).then(pl.concat_str([jt, pl.lit("\n"), st])).otherwise(jt)
+        text = pl.when(is_json & jt.is_not_null()).then(jt).otherwise(src)
+        if env.ansi:
+            text = text.str.replace_all(ANSI_RE, "")
+        if env.json_time:
+            jts = parse_any_time(src.str.json_path_match(_path(env.json_time)))
+            env_ts = pl.coalesce(jts, env_ts)
+        if env.json_level:
+            env_level = src.str.json_path_match(_path(env.json_level))
+        if env.json_logger:
+            env_logger = src.str.json_path_match(_path(env.json_logger))
+        if env.json_host:
+            env_host = src.str.json_path_match(env.json_host)
+    cols.update(text=text, env_ts=env_ts, env_level=env_level, env_logger=env_logger, env_host=env_host)
+    out = frame.with_columns(**cols)
+    return out.drop("_inner") if "_inner" in out.columns else out
+
+
+def parse_iso(expr: pl.Expr) -> pl.Expr:
+    """RFC 3339 text (with Z or an offset, any fraction) -> UTC datetime."""
+    return expr.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%#z", strict=False, time_unit="us").dt.convert_time_zone("UTC")
+
+
+def parse_any_time(expr: pl.Expr) -> pl.Expr:
+    """A JSON time value: epoch seconds/ms/us/ns (zap) or ISO 8601 text (logrus, fluentd)."""
+    num = expr.cast(pl.Float64, strict=False)
+    epoch_us = (
+        pl.when(num > 1e17).then(num / 1000)
+        .when(num > 1e14).then(num)
+        .when(num > 1e11).then(num * 1000)
+        .otherwise(num * 1_000_000)
+    )
+    from_epoch = pl.from_epoch(epoch_us.cast(pl.Int64, strict=False), time_unit="us").dt.replace_time_zone("UTC")
+    iso = pl.coalesce(
+        expr.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%#z", strict=False, time_unit="us").dt.convert_time_zone("UTC"),
+        expr.str.to_datetime("%Y-%m-%d %H:%M:%S%.f%#z", strict=False, time_unit="us").dt.convert_time_zone("UTC"),
+        expr.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f", strict=False, time_unit="us").dt.replace_time_zone("UTC"),
+    )
+    return pl.when(num.is_not_null()).then(from_epoch).otherwise(iso)

@@ -1,0 +1,251 @@
+"""Read one input into records: sources -> envelopes -> layouts -> records, chunk by chunk.
+
+This is the record stream every command starts from. Memory stays proportional to one chunk plus
+what the caller keeps: ``select`` restricts the records that are assembled to those with a line
+for which the given expression is true (the event matcher passes its literal prefilter here), so
+the hot path never parses the other records' fields.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+from dataclasses import dataclass, field
+from typing import Callable
+
+import polars as pl
+
+from logsleuth import envelopes
+from logsleuth.layouts.catalog import Layout, builtin_layouts
+from logsleuth.layouts.detect import SAMPLE_LINES, Detection, detect
+from logsleuth.records import RECORD_SCHEMA, assemble, stamp_prefix_expr, start_expr
+from logsleuth.timeparse import stamp_expr
+from logsleuth.sources import CHUNK_BYTES, ReadStats, Source, read_lines
+from logsleuth.timeparse import FileClock, iso_utc, local_zone
+
+Select = Callable[[], pl.Expr]
+
+
+@dataclass
+class ReadOptions:
+    tz: str | None = None  # global zone for zone-less stamps (None: this machine's)
+    tz_rules: list[tuple[str, str]] = field(default_factory=list)  # (glob, zone), first match wins
+    date: dt.date | None = None
+    date_rules: list[tuple[str, dt.date]] = field(default_factory=list)
+    layout: Layout | None = None
+    chunk_bytes: int = CHUNK_BYTES
+
+    def zone_for(self, name: str) -> tuple[str, str]:
+        for pattern, zone in self.tz_rules:
+            if _glob_match(name, pattern):
+                return zone, f"--tz {pattern}={zone}"
+        if self.tz:
+            return self.tz, "--tz"
+        return local_zone(), "this machine's zone; set --tz"
+
+    def date_for(self, name: str) -> dt.date | None:
+        for pattern, d in self.date_rules:
+            if _glob_match(name, pattern):
+                return d
+        return self.date
+
+
+def _glob_match(name: str, pattern: str) -> bool:
+    base = name.rsplit("/", 1)[-1]
+    return fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(base, pattern)
+
+
+@dataclass
+class InputReport:
+    """What was found in one input: shown by ``inspect`` and in JSON ``inputs``."""
+
+    name: str
+    stats: ReadStats
+    envelope: str = "none"
+    layout: str = ""
+    layout_rate: float = 0.0
+    runner_up: str | None = None
+    runner_up_rate: float = 0.0
+    layout_forced: bool = False
+    records: int = 0
+    records_without_ts: int = 0
+    first_ts: dt.datetime | None = None
+    last_ts: dt.datetime | None = None
+    first_stamp: str | None = None
+    last_stamp: str | None = None
+    zone: str = ""
+    date_source: str = ""
+    rollovers: int = 0
+    lines_in_records: int = 0
+    skipped_lines: int = 0
+    skipped_input: str | None = None  # why the input was skipped (a binary file found in a directory)
+
+    @property
+    def lines(self) -> int:
+        return self.stats.lines
+
+
+def per_line_pass(lines: pl.DataFrame, exprs: dict[str, pl.Expr], parts: int = 2) -> pl.DataFrame:
+    """Evaluate per-line expressions; large frames are cut in ``parts`` run side by side
+    (Polars runs the string kernels of one column on one core)."""
+    n = lines.height
+    if n < 50_000 or parts < 2:
+        return lines.with_columns(**exprs)
+    step = -(-n // parts)
+    lazies = [lines.slice(i, step).lazy().with_columns(**exprs) for i in range(0, n, step)]
+    return pl.concat(pl.collect_all(lazies), rechunk=False)
+
+
+def _split_last_record(lines: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    idx = lines.select(pl.col("is_start").arg_true().last()).item()
+    if idx is None:
+        return lines.clear(), lines
+    return lines.slice(0, idx), lines.slice(idx)
+
+
+def read_source(src: Source, opts: ReadOptions, select: Select | None = None) -> tuple[pl.DataFrame, InputReport]:
+    """All records of ``src`` (or those ``select`` picks, plus the first and last for the time span)."""
+    stats = ReadStats()
+    report = InputReport(src.name, stats)
+    layouts = list(builtin_layouts())
+    det: Detection | None = None
+    clock: FileClock | None = None
+    carry: pl.DataFrame | None = None
+    rid_base = 0
+    parts: list[pl.DataFrame] = []
+
+    def handle(lines: pl.DataFrame) -> None:
+        nonlocal rid_base
+        if lines.height == 0:
+            return
+        assert det is not None and clock is not None
+        lines = lines.with_columns(rid=(pl.col("is_start").cum_sum() - 1 + rid_base).cast(pl.Int64))
+        n_starts = int(lines["is_start"].sum())
+        report.records += n_starts
+        report.lines_in_records += lines.height
+        naive = None
+        if clock.time_only:
+            starts = lines.filter(pl.col("is_start")).select("rid", "_tod")
+            naive = clock.naive_from_tod(starts).select("rid", "_ts_naive")
+            clock.observe_naive(naive)
+        if select is not None:
+            edge = pl.col("rid").is_in([rid_base, rid_base + n_starts - 1])
+            wanted = lines.filter(pl.col("_sel")).select("rid").unique()
+            sub = lines.filter(pl.col("rid").is_in(wanted["rid"].implode()) | edge)
+            rec = assemble(sub, det.layout, clock, naive)
+            rec = rec.with_columns(_selected=pl.col("rid").is_in(wanted["rid"].implode()))
+        else:
+            rec = assemble(lines, det.layout, clock, naive).with_columns(_selected=pl.lit(True))
+        rid_base += n_starts
+        parts.append(rec)
+
+    for frame in read_lines(src, stats, opts.chunk_bytes):
+        if det is None:
+            sample = frame["raw"].head(SAMPLE_LINES).to_list()
+            det = detect(sample, layouts, opts.layout)
+            zone, zone_source = opts.zone_for(src.name)
+            clock = FileClock(src.name, zone, det.layout.time, opts.date_for(src.name), stats.mtime, zone_source=zone_source)
+            report.envelope = det.envelope.name
+            report.layout = det.layout.id
+            report.layout_rate = det.rate
+            report.runner_up = det.runner_up.id if det.runner_up else None
+            report.runner_up_rate = det.runner_rate
+            report.layout_forced = det.forced
+        lines = envelopes.unwrap(frame, det.envelope)
+        # one pass, so Polars runs these expressions in parallel
+        per_line = {"is_start": start_expr(det.layout) | (pl.col("line") == 1)}
+        if clock.time_only:
+            per_line["_tod"] = stamp_expr(stamp_prefix_expr(det.layout), det.layout.time, None)[2]  # type: ignore[arg-type]
+        if select is not None:
+            per_line["_sel"] = select()
+        lines = per_line_pass(lines, per_line)
+        if carry is not None and carry.height:
+            lines = pl.concat([carry, lines], how="vertical_relaxed")
+        done, carry = _split_last_record(lines)
+        handle(done)
+    if carry is not None:
+        handle(carry)
+
+    if clock is None:  # empty input
+        stats.note("empty input: no lines")
+        return _empty_records(), report
+    recs = pl.concat(parts, how="vertical_relaxed") if parts else _empty_records().with_columns(_selected=pl.lit(True))
+    recs = clock.finalize(recs)
+    report.zone = clock.describe_zone()
+    report.date_source = clock.date_source
+    report.rollovers = clock.rollovers
+    have = recs.filter(pl.col("ts").is_not_null())
+    if have.height:
+        first = have.sort("ts", maintain_order=True).row(0, named=True)
+        last = have.sort("ts", maintain_order=True).row(-1, named=True)
+        report.first_ts, report.first_stamp = first["ts"], first["ts_text"]
+        report.last_ts, report.last_stamp = last["ts"], last["ts_text"]
+    recs = recs.filter(pl.col("_selected")).drop("_selected", "rid", "env_ts")
+    if select is None:
+        report.records_without_ts = int(recs["ts"].null_count())
+    report.skipped_lines = stats.lines - report.lines_in_records
+    return recs, report
+
+
+def _empty_records() -> pl.DataFrame:
+    schema = dict(RECORD_SCHEMA)
+    schema["ts"] = pl.Datetime("us", "UTC")
+    return pl.DataFrame(schema=schema)
+
+
+def read_all(
+    paths: list[str], opts: ReadOptions, select: Select | None = None
+) -> list[tuple[InputReport, pl.DataFrame]]:
+    """Every input, in order. A binary file found while walking a directory is skipped and
+    reported; a binary file named directly is an error."""
+    from logsleuth.errors import LogsleuthError
+    from logsleuth.sources import NotALog, expand
+
+    out: list[tuple[InputReport, pl.DataFrame]] = []
+    sources = expand(paths)
+    for src in sources:
+        try:
+            recs, rep = read_source(src, opts, select)
+        except NotALog as e:
+            if not src.from_directory:
+                raise
+            rep = InputReport(src.name, ReadStats())
+            rep.skipped_input = str(e).split(": ", 1)[-1]
+            recs = _empty_records()
+        out.append((rep, recs))
+    if out and all(rep.skipped_input for rep, _ in out):
+        raise LogsleuthError(f"{', '.join(paths)}: no text logs found (only binary files)")
+    return out
+
+
+def input_json(rep: InputReport) -> dict:
+    """The ``inputs[]`` object of every JSON output."""
+
+    s = rep.stats
+    return {
+        "path": rep.name,
+        "skipped": rep.skipped_input,
+        "compression": s.compression,
+        "encoding": s.encoding,
+        "replaced_bytes": s.replaced_bytes,
+        "line_ending": s.line_ending,
+        "envelope": rep.envelope,
+        "layout": rep.layout or None,
+        "layout_match_rate": round(rep.layout_rate, 4),
+        "layout_forced": rep.layout_forced,
+        "runner_up": rep.runner_up,
+        "runner_up_match_rate": round(rep.runner_up_rate, 4),
+        "lines": s.lines,
+        "records": rep.records,
+        "records_without_ts": rep.records_without_ts,
+        "lines_in_records": rep.lines_in_records,
+        "skipped_lines": rep.skipped_lines,
+        "first_ts": iso_utc(rep.first_ts),
+        "last_ts": iso_utc(rep.last_ts),
+        "first_stamp": rep.first_stamp,
+        "last_stamp": rep.last_stamp,
+        "zone": rep.zone,
+        "date_source": rep.date_source or None,
+        "midnight_rollovers": rep.rollovers,
+        "notes": list(s.notes),
+    }

@@ -1,0 +1,108 @@
+"""Records: lines -> log records (one per logged event), vectorised.
+
+A line the layout recognises starts a record; every other line (``\\tat ...``, ``Caused by:``,
+``... 12 more``, blank lines, anything the layout does not match) continues the record before it.
+The first line of a file always starts a record, so no line is ever dropped. A record keeps its
+first and last line number, the fields its layout found and its message with the continuation
+lines appended (joined by newlines).
+"""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+from logsleuth.layouts.catalog import LEVELS, Layout
+from logsleuth.timeparse import FileClock, stamp_expr
+
+FIELD_COLUMNS = ("level", "logger", "thread", "pid", "srcfile", "srcline")
+
+RECORD_SCHEMA = {
+    "line": pl.Int64,
+    "line_end": pl.Int64,
+    "raw": pl.String,
+    "ts_text": pl.String,
+    "level": pl.String,
+    "logger": pl.String,
+    "thread": pl.String,
+    "msg": pl.String,
+    "host": pl.String,
+}
+
+
+def start_expr(layout: Layout) -> pl.Expr:
+    """``is_start``: does this line begin a record?"""
+    if layout.is_fallback:
+        return pl.lit(True)
+    return pl.col("text").str.contains(layout.start_regex)
+
+
+def full_regex(layout: Layout) -> str:
+    return "(?s)" + layout.regex
+
+
+def stamp_prefix_expr(layout: Layout) -> pl.Expr:
+    """The ``ts`` text of a line, by the shortest regex that captures it (``_tsp``)."""
+    regex = layout.ts_regex
+    index = re.compile(regex).groupindex.get("ts", 0)
+    return pl.col("text").str.extract(regex, index)
+
+
+def assemble(lines: pl.DataFrame, layout: Layout, clock: FileClock, naive: pl.DataFrame | None) -> pl.DataFrame:
+    """Lines (with ``is_start`` and ``rid``) of whole records -> one row per record.
+
+    ``naive`` holds ``{rid, _ts_naive}`` computed over all record starts for time-only layouts.
+    """
+    starts = lines.filter(pl.col("is_start"))
+    cont = lines.filter(~pl.col("is_start"))
+    parsed = pl.col("text").str.extract_groups(full_regex(layout))
+    fields = set(layout.fields)
+
+    def field(name: str) -> pl.Expr:
+        return parsed.struct.field(name) if name in fields else pl.lit(None, dtype=pl.String)
+
+    msg = field("msg")
+    cols = {
+        "rid": pl.col("rid"),
+        "line": pl.col("line"),
+        "raw": pl.col("raw"),
+        "ts_text": field("ts"),
+        "level": pl.coalesce(field("level"), pl.col("env_level")),
+        "logger": pl.coalesce(field("logger"), pl.col("env_logger")),
+        "thread": field("thread"),
+        "msg": pl.when(msg.is_not_null()).then(msg).otherwise(pl.col("text")),
+        "host": pl.col("env_host"),
+        "env_ts": pl.col("env_ts"),
+    }
+    rec = starts.select(**cols)
+    rec = rec.with_columns(level=_normal_level(pl.col("level")))
+    spec = layout.time
+    if spec is not None and not clock.time_only:
+        aware, naive_expr, _ = stamp_expr(pl.col("ts_text"), spec, clock.year_hint())
+        rec = rec.with_columns(_ts_aware=aware, _ts_naive=naive_expr)
+    elif spec is not None and naive is not None:
+        rec = rec.join(naive, on="rid", how="left").with_columns(_ts_aware=pl.lit(None, dtype=pl.Datetime("us", "UTC")))
+    else:
+        rec = rec.with_columns(
+            _ts_aware=pl.lit(None, dtype=pl.Datetime("us", "UTC")), _ts_naive=pl.lit(None, dtype=pl.Datetime("us"))
+        )
+    if cont.height:
+        tails = cont.group_by("rid").agg(
+            line_end=pl.col("line").max(), _cont=pl.col("text").str.join("\n")
+        )
+        rec = rec.join(tails, on="rid", how="left", maintain_order="left")
+        rec = rec.with_columns(
+            line_end=pl.coalesce(pl.col("line_end"), pl.col("line")),
+            msg=pl.when(pl.col("_cont").is_not_null())
+            .then(pl.concat_str([pl.col("msg"), pl.lit("\n"), pl.col("_cont")]))
+            .otherwise(pl.col("msg")),
+        ).drop("_cont")
+    else:
+        rec = rec.with_columns(line_end=pl.col("line"))
+    return rec
+
+
+def _normal_level(expr: pl.Expr) -> pl.Expr:
+    up = expr.str.strip_chars().str.to_uppercase()
+    return up.replace(LEVELS)

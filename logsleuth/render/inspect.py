@@ -1,0 +1,66 @@
+"""``logsleuth inspect`` output: a rich table per input, or JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from rich.table import Table
+from rich.text import Text
+
+from logsleuth import __version__
+from logsleuth.reader import InputReport, input_json
+from logsleuth.render.console import stdout_console
+from logsleuth.render.safe import visible
+from logsleuth.timeparse import iso_utc
+
+
+def json_out(reports: list[InputReport]) -> None:
+    doc = {"tool": "logsleuth", "version": __version__, "inputs": [input_json(r) for r in reports]}
+    sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+
+
+def table(reports: list[InputReport]) -> None:
+    con = stdout_console()
+    for rep in reports:
+        t = Table(title=Text(visible(rep.name)), show_header=False, title_justify="left", box=None, pad_edge=False)
+        t.add_column("what", style="bold")
+        t.add_column("value")
+        for k, v in rows(rep):
+            t.add_row(Text(k), Text(v))
+        con.print(t)
+        con.print()
+
+
+def rows(rep: InputReport) -> list[tuple[str, str]]:
+    s = rep.stats
+    if rep.skipped_input:
+        return [("skipped", rep.skipped_input)]
+    enc = s.encoding + (f" ({s.replaced_bytes} bytes replaced)" if s.replaced_bytes else "")
+    layout = rep.layout + (" (forced)" if rep.layout_forced else f" ({rep.layout_rate:.0%} of sampled lines)")
+    runner = f"{rep.runner_up} ({rep.runner_up_rate:.0%})" if rep.runner_up else "none"
+    out = [
+        ("compression", s.compression),
+        ("encoding", enc),
+        ("line endings", s.line_ending),
+        ("envelope", rep.envelope),
+        ("layout", layout),
+        ("runner-up", runner),
+        ("lines", f"{s.lines:,}"),
+        ("records", f"{rep.records:,} ({rep.records_without_ts:,} without a timestamp)"),
+        ("lines accounted", f"{rep.lines_in_records:,} in records, {rep.skipped_lines:,} skipped"),
+        ("first", _when(rep.first_ts, rep.first_stamp)),
+        ("last", _when(rep.last_ts, rep.last_stamp)),
+        ("zone", rep.zone or "n/a"),
+    ]
+    if rep.date_source:
+        out.append(("date from", rep.date_source + (f"; {rep.rollovers} midnight rollover(s)" if rep.rollovers else "")))
+    for n in s.notes:
+        out.append(("note", visible(n)))
+    return out
+
+
+def _when(t, stamp) -> str:
+    if t is None:
+        return "n/a"
+    return f"{iso_utc(t)}  (as written: {visible(stamp or '')})"

@@ -1,0 +1,545 @@
+"""Sources: which inputs to read and their lines.
+
+Paths may be files, directories (recursive, sorted), globs or ``-`` for stdin. Compression is
+found by magic bytes (gzip, bzip2, xz, zstd), never by file name. Text is UTF-8; a chunk that is
+not valid UTF-8 is tried as GB18030, and bytes that still fail are replaced and counted. Lines are
+numbered like ``grep -n`` (1-based, split on ``\\n``, a trailing ``\\r`` removed); a file that uses
+lone ``\\r`` as its only line terminator is split on ``\\r``.
+
+The output of this stage is a stream of Polars frames ``{line: i64, raw: str}``, each holding
+whole lines, so that no per-line Python code runs on the hot path.
+"""
+
+from __future__ import annotations
+
+import bz2
+import codecs
+import glob
+import lzma
+import os
+import stat
+import sys
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, Iterator
+
+import polars as pl
+
+from logsleuth.errors import LogsleuthError
+
+CHUNK_BYTES = 32 * 1024 * 1024
+_READ_BLOCK = 1024 * 1024
+
+COMPRESSION_MAGIC = [
+    (b"\x1f\x8b", "gzip"),
+    (b"BZh", "bzip2"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+]
+
+BINARY_MAGIC = [
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\x7fELF", "an ELF executable"),
+    (b"PK\x03\x04", "a zip archive"),
+    (b"%PDF-", "a PDF document"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF87a", "a GIF image"),
+    (b"GIF89a", "a GIF image"),
+    (b"\xca\xfe\xba\xbe", "a Java class file"),
+    (b"SQLite format 3\x00", "an SQLite database"),
+    (b"PAR1", "a Parquet file"),
+    (b"MZ\x90\x00", "a Windows executable"),
+]
+
+
+class NotALog(LogsleuthError):
+    """The input is readable but is not text (an image, an executable, ...)."""
+
+
+@dataclass
+class Source:
+    """One input as the user named it."""
+
+    name: str  # what the user sees: the path as given (or found under a directory), or "-"
+    path: Path | None  # None for stdin
+    from_directory: bool = False  # found by walking a directory (a binary file is skipped, not fatal)
+
+    @property
+    def is_stdin(self) -> bool:
+        return self.path is None
+
+
+@dataclass
+class ReadStats:
+    """What reading one source found: shown by ``inspect`` and in JSON."""
+
+    compression: str = "none"
+    encoding: str = "utf-8"
+    replaced_bytes: int = 0
+    line_ending: str = "lf"
+    bytes_read: int = 0  # bytes of the file (compressed size for compressed inputs)
+    bytes_text: int = 0  # bytes after decompression
+    lines: int = 0
+    mtime: float | None = None
+    notes: list[str] = field(default_factory=list)
+    _encodings: set = field(default_factory=set, repr=False)
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+
+# --------------------------------------------------------------------------- path expansion
+
+_GLOB_CHARS = set("*?[")
+
+
+def expand(paths: list[str]) -> list[Source]:
+    """Files, directories (recursive, sorted), globs and ``-`` -> sources, in the order given."""
+    if not paths:
+        raise LogsleuthError("no input given (name files, directories, globs, or - for stdin)")
+    out: list[Source] = []
+    seen: set[str] = set()
+
+    def add(src: Source) -> None:
+        key = "-" if src.path is None else str(src.path.resolve())
+        if key not in seen:
+            seen.add(key)
+            out.append(src)
+
+    for given in paths:
+        if given == "-":
+            add(Source("-", None))
+            continue
+        p = Path(given)
+        if p.is_dir():
+            found = _walk(p)
+            if not found:
+                raise LogsleuthError(f"{given}: directory contains no files")
+            for f in found:
+                add(Source(str(f), f, from_directory=True))
+        elif p.exists() or os.path.lexists(given):
+            if not p.exists():
+                raise LogsleuthError(f"{given}: broken symbolic link")
+            add(Source(given, p))
+        elif _GLOB_CHARS & set(given):
+            matches = sorted(glob.glob(given, recursive=True))
+            files = [Path(m) for m in matches if Path(m).is_file()]
+            for d in (Path(m) for m in matches if Path(m).is_dir()):
+                files.extend(_walk(d))
+            if not files:
+                raise LogsleuthError(f"{given}: no files match")
+            for f in files:
+                add(Source(str(f), f))
+        else:
+            raise LogsleuthError(f"{given}: no such file or directory")
+    return out
+
+
+def _walk(d: Path) -> list[Path]:
+    files: list[Path] = []
+    for root, dirs, names in os.walk(d, onerror=_walk_error):
+        dirs[:] = sorted(x for x in dirs if not x.startswith("."))
+        for n in sorted(names):
+            if n.startswith("."):
+                continue
+            f = Path(root) / n
+            if f.is_file():
+                files.append(f)
+    return files
+
+
+def _walk_error(err: OSError) -> None:
+    raise LogsleuthError(f"{err.filename}: cannot read directory ({err.strerror.lower()})")
+
+
+# --------------------------------------------------------------------------- raw bytes
+
+
+def _open(src: Source) -> tuple[BinaryIO, int | None]:
+    """Open a source; return the stream and, for a regular file, its size now."""
+    if src.path is None:
+        return sys.stdin.buffer, None
+    try:
+        fh = open(src.path, "rb", buffering=0)
+    except PermissionError:
+        raise LogsleuthError(f"{src.name}: permission denied") from None
+    except IsADirectoryError:
+        raise LogsleuthError(f"{src.name}: is a directory") from None
+    except FileNotFoundError:
+        raise LogsleuthError(f"{src.name}: no such file or directory") from None
+    except OSError as e:
+        raise LogsleuthError(f"{src.name}: cannot open ({e.strerror or e})") from None
+    st = os.fstat(fh.fileno())
+    return fh, (st.st_size if stat.S_ISREG(st.st_mode) else None)
+
+
+def _raw_blocks(fh: BinaryIO, limit: int | None, stats: ReadStats, name: str) -> Iterator[bytes]:
+    """Blocks of the file as it is on disk, stopping at the size it had when opened."""
+    remaining = limit
+    while True:
+        want = _READ_BLOCK if remaining is None else min(_READ_BLOCK, remaining)
+        if want == 0:
+            break
+        try:
+            b = fh.read(want)
+        except OSError as e:
+            raise LogsleuthError(f"{name}: read error ({e.strerror or e})") from None
+        if not b:
+            break
+        stats.bytes_read += len(b)
+        if remaining is not None:
+            remaining -= len(b)
+        yield b
+    if limit is not None:
+        try:
+            extra = fh.read(1)
+        except OSError:
+            extra = b""
+        if extra:
+            stats.note("the file grew while it was read; only what it held when opened was read")
+
+
+def _peek(blocks: Iterator[bytes], n: int) -> tuple[bytes, Iterator[bytes]]:
+    head = b""
+    buf: list[bytes] = []
+    for b in blocks:
+        buf.append(b)
+        head += b
+        if len(head) >= n:
+            break
+
+    def rest() -> Iterator[bytes]:
+        yield from buf
+        yield from blocks
+
+    return head, rest()
+
+
+def _decompressor(kind: str):
+    if kind == "gzip":
+        return zlib.decompressobj(wbits=31)
+    if kind == "bzip2":
+        return bz2.BZ2Decompressor()
+    if kind == "xz":
+        return lzma.LZMADecompressor()
+    import zstandard
+
+    return zstandard.ZstdDecompressor().decompressobj()
+
+
+def _decompress(kind: str, blocks: Iterator[bytes], stats: ReadStats, name: str) -> Iterator[bytes]:
+    """Stream-decompress; multi-member archives are read whole, truncation and trailing garbage noted."""
+    magic = dict((k, m) for m, k in COMPRESSION_MAGIC)[kind]
+    errors: tuple[type[BaseException], ...] = (zlib.error, OSError, EOFError, lzma.LZMAError, ValueError)
+    if kind == "zstd":
+        import zstandard
+
+        errors = errors + (zstandard.ZstdError,)
+    d = None
+    started = False
+    produced = 0
+    held = b""
+    for block in blocks:
+        data = held + block
+        held = b""
+        while data:
+            if d is None:  # at the start of a member
+                if len(data) < len(magic) and magic.startswith(data):
+                    held = data
+                    break
+                if not data.startswith(magic):
+                    stats.note(f"trailing data after the {kind} archive was ignored")
+                    return
+                d = _decompressor(kind)
+                started = False
+            try:
+                out = d.decompress(data)
+            except errors as e:
+                if produced == 0:
+                    raise LogsleuthError(f"{name}: corrupt {kind} data ({e})") from None
+                stats.note(f"corrupt {kind} data after {produced} bytes; the rest could not be read")
+                return
+            started = True
+            if out:
+                produced += len(out)
+                yield out
+            if getattr(d, "eof", False):
+                data = d.unused_data
+                d = None
+            else:
+                data = b""
+    if d is not None and started and not getattr(d, "eof", False):
+        stats.note(f"truncated {kind} archive: {produced} bytes could be read before it ended")
+    if held:
+        stats.note(f"trailing data after the {kind} archive was ignored")
+
+
+def _binary_kind(head: bytes) -> str | None:
+    for magic, what in BINARY_MAGIC:
+        if head.startswith(magic):
+            return what
+    if len(head) >= 262 and head[257:262] == b"ustar":
+        return "a tar archive"
+    sample = head[:8192]
+    if not sample:
+        return None
+    if sample.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None  # UTF-16 text
+    nul = sample.count(0)
+    ctrl = sum(sample.count(c) for c in (set(range(1, 32)) - {9, 10, 12, 13, 27}))
+    if (nul + ctrl) / len(sample) > 0.30:
+        return "binary data"
+    return None
+
+
+def _text_blocks(src: Source, stats: ReadStats, fh: BinaryIO, size: int | None) -> Iterator[bytes]:
+    """Decompressed bytes of a source (after the binary check)."""
+    blocks = _raw_blocks(fh, size, stats, src.name)
+    head, blocks = _peek(blocks, 16)
+    for magic, kind in COMPRESSION_MAGIC:
+        if head.startswith(magic):
+            stats.compression = kind
+            blocks = _decompress(kind, blocks, stats, src.name)
+            break
+    thead, blocks = _peek(blocks, 8192)
+    what = _binary_kind(thead)
+    if what:
+        raise NotALog(f"{src.name}: not a text log (looks like {what})")
+    yield from blocks
+
+
+def _plain_file_chunks(fh: BinaryIO, size: int, stats: ReadStats, chunk_bytes: int) -> Iterator[tuple[bytes, int]]:
+    """An uncompressed regular file: read chunk by chunk and seek back to the start of the cut line,
+    so that no chunk is copied to be cut or joined."""
+    pos = 0
+    while pos < size:
+        data = fh.read(min(chunk_bytes, size - pos))
+        if not data:
+            break
+        if pos + len(data) >= size:
+            stats.bytes_read = stats.bytes_text = pos + len(data)
+            yield data, 0
+            pos += len(data)
+            break
+        cut = data.rfind(b"\n")
+        while cut < 0 and pos + len(data) < size:  # one line longer than a chunk: read on to its end
+            more = fh.read(min(chunk_bytes, size - pos - len(data)))
+            if not more:
+                break
+            nl = more.find(b"\n")
+            data += more
+            if nl >= 0:
+                cut = len(data) - len(more) + nl
+        if cut < 0:
+            stats.bytes_read = stats.bytes_text = pos + len(data)
+            yield data, 0
+            pos += len(data)
+            break
+        yield data, len(data) - cut - 1
+        pos += cut + 1
+        stats.bytes_read = stats.bytes_text = pos
+        fh.seek(pos)
+    if fh.read(1):
+        stats.note("the file grew while it was read; only what it held when opened was read")
+
+
+def _chunks(src: Source, stats: ReadStats, chunk_bytes: int) -> Iterator[tuple[bytes, int]]:
+    fh, size = _open(src)
+    try:
+        if src.path is not None:
+            try:
+                stats.mtime = src.path.stat().st_mtime
+            except OSError:
+                stats.mtime = None
+        if size is not None:
+            head = fh.read(65536)
+            fh.seek(0)
+            plain = (
+                not any(head.startswith(m) for m, _ in COMPRESSION_MAGIC)
+                and not head.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff"))
+                and (b"\n" in head or b"\r" not in head)
+            )
+            if plain:
+                what = _binary_kind(head[:8192])
+                if what:
+                    raise NotALog(f"{src.name}: not a text log (looks like {what})")
+                if b"\r\n" in head:
+                    stats.line_ending = "crlf"
+                yield from _plain_file_chunks(fh, size, stats, chunk_bytes)
+                return
+        yield from _aligned_chunks(_text_blocks(src, stats, fh, size), stats, chunk_bytes)
+    finally:
+        if src.path is not None:
+            fh.close()
+
+
+# --------------------------------------------------------------------------- text chunks
+
+
+def _aligned_chunks(blocks: Iterator[bytes], stats: ReadStats, chunk_bytes: int) -> Iterator[tuple[bytes, int]]:
+    """Chunks of about ``chunk_bytes``, as (data, tail): the last ``tail`` bytes of ``data`` are an
+    unfinished line that the next chunk repeats (so a chunk is never copied just to cut it)."""
+    pending: list[bytes] = []
+    size = 0
+    first = True
+    cr_mode = False
+    utf16: codecs.IncrementalDecoder | None = None
+    for block in blocks:
+        if first:
+            first = False
+            if block.startswith(b"\xef\xbb\xbf"):
+                block = block[3:]
+                stats.note("UTF-8 byte-order mark removed")
+            elif block.startswith((b"\xff\xfe", b"\xfe\xff")):
+                enc = "utf-16-le" if block.startswith(b"\xff\xfe") else "utf-16-be"
+                utf16 = codecs.getincrementaldecoder(enc)(errors="replace")
+                block = block[2:]
+                stats.encoding = enc
+                stats._encodings.add(enc)
+            if b"\n" not in block and b"\r" in block:
+                cr_mode = True
+                stats.line_ending = "cr"
+            elif b"\r\n" in block:
+                stats.line_ending = "crlf"
+        if utf16 is not None:
+            block = utf16.decode(block).encode("utf-8")
+        if cr_mode:
+            block = block.replace(b"\r", b"\n")
+        stats.bytes_text += len(block)
+        pending.append(block)
+        size += len(block)
+        if size >= chunk_bytes:
+            data = pending[0] if len(pending) == 1 else b"".join(pending)
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                pending, size = [data], len(data)
+                continue
+            tail = len(data) - cut - 1
+            yield data, tail
+            pending = [data[cut + 1 :]] if tail else []
+            size = tail
+    if utf16 is not None:
+        pending.append(utf16.decode(b"", final=True).encode("utf-8"))
+    data = b"".join(pending)
+    if data:
+        yield data, 0
+
+
+_COUNT_ERR = "logsleuth-count"
+_replaced = [0]
+
+
+def _count_errors(exc: UnicodeDecodeError):
+    _replaced[0] += exc.end - exc.start
+    return ("\ufffd", exc.end)
+
+
+codecs.register_error(_COUNT_ERR, _count_errors)
+
+
+def _lines_of(chunk: bytes) -> pl.Series:
+    reader = getattr(pl, "read_lines", None)
+    if reader is not None:
+        return reader(chunk, name="raw").to_series()
+    text = chunk.decode("utf-8")
+    parts = text.split("\n")
+    if parts and parts[-1] == "":
+        parts.pop()
+    return pl.Series("raw", parts, dtype=pl.String).str.strip_suffix("\r")
+
+
+def _transcode(chunk: bytes, stats: ReadStats) -> bytes:
+    """A chunk that is not valid UTF-8: GB18030 if it decodes, else UTF-8 with replacement."""
+    try:
+        chunk.decode("utf-8")
+        return chunk
+    except UnicodeDecodeError:
+        pass
+    try:
+        text = chunk.decode("gb18030")
+        stats._encodings.add("gb18030")
+    except UnicodeDecodeError:
+        _replaced[0] = 0
+        text = chunk.decode("utf-8", errors=_COUNT_ERR)
+        stats.replaced_bytes += _replaced[0]
+        stats._encodings.add("utf-8 (invalid bytes replaced)")
+    return text.encode("utf-8")
+
+
+def read_lines(src: Source, stats: ReadStats, chunk_bytes: int = CHUNK_BYTES) -> Iterator[pl.DataFrame]:
+    """Frames ``{line, raw}`` of whole lines, numbered from 1 across the whole source."""
+    next_line = 1
+    for chunk, tail in prefetch(_chunks(src, stats, chunk_bytes)):
+        try:
+            raw = _lines_of(chunk)
+            stats._encodings.add("utf-8")
+        except (pl.exceptions.ComputeError, UnicodeDecodeError):
+            raw = _lines_of(_transcode(chunk[: len(chunk) - tail] if tail else chunk, stats))
+            tail = 0
+        if tail:
+            raw = raw.head(raw.len() - 1)  # the unfinished last line comes again in the next chunk
+        n = raw.len()
+        if n == 0:
+            continue
+        frame = pl.DataFrame(
+            {"line": pl.int_range(next_line, next_line + n, dtype=pl.Int64, eager=True), "raw": raw}
+        )
+        next_line += n
+        stats.lines += n
+        yield frame
+    stats.encoding = _encoding_label(stats)
+
+
+def prefetch(it: Iterator, depth: int = 2) -> Iterator:
+    """Run ``it`` in a background thread, ``depth`` items ahead (reading and decompression overlap
+    the Polars work on the previous chunk; both release the GIL). Errors surface in the caller."""
+    import queue
+    import threading
+
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    done = object()
+    stop = threading.Event()
+
+    def run() -> None:
+        try:
+            for item in it:
+                while not stop.is_set():
+                    try:
+                        q.put(("item", item), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            q.put(("end", done))
+        except BaseException as e:  # handed to the consumer
+            q.put(("error", e))
+
+    t = threading.Thread(target=run, name="logsleuth-read", daemon=True)
+    t.start()
+    try:
+        while True:
+            kind, val = q.get()
+            if kind == "item":
+                yield val
+            elif kind == "end":
+                return
+            else:
+                raise val
+    finally:
+        stop.set()
+
+
+def _encoding_label(stats: ReadStats) -> str:
+    encs = stats._encodings
+    if any(e.startswith("utf-16") for e in encs):
+        return stats.encoding
+    gb = "gb18030" in encs
+    bad = "utf-8 (invalid bytes replaced)" in encs
+    if gb and not bad:
+        return "gb18030"
+    if bad:
+        return "utf-8 (invalid bytes replaced)" if not gb else "mixed (gb18030, invalid bytes replaced)"
+    return "utf-8"

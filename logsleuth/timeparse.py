@@ -1,0 +1,238 @@
+"""Timestamps: stamp text -> UTC, vectorised.
+
+Stamps with an offset are exact. Zone-less stamps are read in the layout's zone or the user's
+``--tz`` (default: this machine's zone). Time-only stamps (Pulsar 2.x brokers) get their date from
+``--date``, else a date in the file name, else the file's modification time, which dates the *last*
+line; they roll over to the next day when the clock goes backwards by more than
+``ROLLOVER_BACKWARDS``. Because that date is only known at the end of a file, chunks carry a
+provisional naive time (``_ts_naive``) that :meth:`FileClock.finalize` turns into ``ts`` (UTC).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from logsleuth.errors import LogsleuthError
+from logsleuth.layouts.datefmt import TimeSpec
+
+ROLLOVER_BACKWARDS = 3 * 3600  # seconds: a jump back larger than this in a time-only log is midnight
+PROVISIONAL = dt.date(2000, 1, 1)
+_FILENAME_DATE = re.compile(r"(?<!\d)(20\d{2}|19\d{2})[-_.]?(0[1-9]|1[0-2])[-_.]?(0[1-9]|[12]\d|3[01])(?!\d)")
+
+
+def local_zone() -> str:
+    """This machine's IANA zone name (``TZ``, then /etc/localtime), else UTC."""
+    tz = os.environ.get("TZ", "").lstrip(":")
+    if tz and _valid_zone(tz):
+        return tz
+    try:
+        target = os.path.realpath("/etc/localtime")
+        if "zoneinfo/" in target:
+            name = target.split("zoneinfo/", 1)[1]
+            if _valid_zone(name):
+                return name
+    except OSError:
+        pass
+    try:
+        name = Path("/etc/timezone").read_text().strip()
+        if _valid_zone(name):
+            return name
+    except OSError:
+        pass
+    return "UTC"
+
+
+def _valid_zone(name: str) -> bool:
+    try:
+        import zoneinfo
+
+        zoneinfo.ZoneInfo(name)
+        return True
+    except Exception:
+        return False
+
+
+def check_zone(name: str) -> str:
+    if not _valid_zone(name):
+        raise LogsleuthError(f"unknown time zone {name!r} (use an IANA name such as Asia/Shanghai or UTC)")
+    return name
+
+
+def date_from_filename(name: str) -> dt.date | None:
+    m = None
+    for m in _FILENAME_DATE.finditer(Path(name).name):
+        pass
+    if not m:
+        return None
+    try:
+        return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
+        return None
+
+
+def stamp_expr(ts_text: pl.Expr, spec: TimeSpec, year: int | None) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+    """(aware UTC datetime, naive datetime, time-of-day) expressions for a ts text column.
+
+    Exactly one of them is meaningful for a given spec; the others are null literals.
+    """
+    null_aware = pl.lit(None, dtype=pl.Datetime("us", "UTC"))
+    null_naive = pl.lit(None, dtype=pl.Datetime("us"))
+    null_time = pl.lit(None, dtype=pl.Time)
+    if not spec.supported:
+        return null_aware, null_naive, null_time
+    text = ts_text
+    for pat, rep in spec.normalize:
+        text = text.str.replace(pat, rep)
+    if spec.epoch:
+        n = text.cast(pl.Int64, strict=False)
+        unit = "ms" if spec.epoch == "ms" else "s"
+        return pl.from_epoch(n, time_unit=unit).cast(pl.Datetime("us")).dt.replace_time_zone("UTC"), null_naive, null_time
+    if not spec.has_date:
+        return null_aware, null_naive, text.str.to_time(spec.fmt, strict=False)
+    fmt = spec.fmt
+    if not spec.has_year:
+        text = pl.concat_str([pl.lit(f"{year or PROVISIONAL.year} "), text])
+        fmt = "%Y " + fmt
+    if spec.has_zone:
+        aware = text.str.to_datetime(fmt, strict=False, time_unit="us")
+        return aware.dt.convert_time_zone("UTC"), null_naive, null_time
+    return null_aware, text.str.to_datetime(fmt, strict=False, time_unit="us"), null_time
+
+
+@dataclass
+class FileClock:
+    """Per-file time state: rollover carry for time-only stamps and the date/zone decisions."""
+
+    name: str
+    zone: str
+    spec: TimeSpec | None
+    date_given: dt.date | None = None
+    mtime: float | None = None
+    day: int = 0
+    last_tod: float | None = None
+    last_naive: dt.datetime | None = None
+    date_source: str = ""
+    zone_source: str = ""
+    rollovers: int = 0
+    _shift_days: int | None = field(default=None, repr=False)
+
+    @property
+    def time_only(self) -> bool:
+        return self.spec is not None and self.spec.supported and not self.spec.has_date and not self.spec.epoch
+
+    @property
+    def zoned(self) -> bool:
+        return self.spec is not None and (self.spec.has_zone or bool(self.spec.epoch))
+
+    @property
+    def effective_zone(self) -> str:
+        if self.spec is not None and self.spec.zone:
+            return self.spec.zone
+        return self.zone
+
+    def year_hint(self) -> int | None:
+        d = self.date_given or date_from_filename(self.name)
+        if d:
+            return d.year
+        if self.mtime:
+            return dt.datetime.fromtimestamp(self.mtime).year
+        return dt.date.today().year
+
+    def naive_from_tod(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """Give time-only stamps a provisional date, counting midnight rollovers (vectorised)."""
+        if not self.time_only or frame.height == 0:
+            return frame
+        secs = (pl.col("_tod").cast(pl.Int64) / 1e9).alias("_s")
+        f = frame.with_columns(secs)
+        prev = pl.col("_s").forward_fill().shift(1)
+        if self.last_tod is not None:
+            prev = prev.fill_null(self.last_tod)
+        back = ((prev - pl.col("_s")) > ROLLOVER_BACKWARDS).fill_null(False)
+        f = f.with_columns(_day=(back.cum_sum() + self.day).cast(pl.Int64))
+        f = f.with_columns(
+            _ts_naive=pl.when(pl.col("_tod").is_not_null()).then(
+                pl.lit(dt.datetime.combine(PROVISIONAL, dt.time())).cast(pl.Datetime("us"))
+                + pl.duration(days=pl.col("_day"))
+                + (pl.col("_tod").cast(pl.Int64) // 1000).cast(pl.Duration("us"))
+            )
+        )
+        last = f.select(pl.col("_s").drop_nulls().last(), pl.col("_day").last()).row(0)
+        if last[0] is not None:
+            self.last_tod = float(last[0])
+        if last[1] is not None:
+            self.rollovers += int(last[1]) - self.day
+            self.day = int(last[1])
+        return f.drop("_s", "_day")
+
+    def observe_naive(self, frame: pl.DataFrame) -> None:
+        if "_ts_naive" in frame.columns and frame.height:
+            v = frame.select(pl.col("_ts_naive").drop_nulls().last()).item()
+            if v is not None:
+                self.last_naive = v
+
+    def shift_days(self) -> int:
+        """Days to add to provisional dates, decided once the whole file has been seen."""
+        if self._shift_days is not None:
+            return self._shift_days
+        if not self.time_only:
+            self._shift_days = 0
+            return 0
+        first = self.date_given or date_from_filename(self.name)
+        if first is not None:
+            self.date_source = "--date" if self.date_given else "date in the file name"
+            base = first
+        elif self.mtime is not None and self.last_naive is not None:
+            import zoneinfo
+
+            m = dt.datetime.fromtimestamp(self.mtime, zoneinfo.ZoneInfo(self.effective_zone)).replace(tzinfo=None)
+            last = dt.datetime.combine(m.date(), self.last_naive.time())
+            if last > m + dt.timedelta(minutes=1):
+                last -= dt.timedelta(days=1)
+            last_date = last.date()
+            base = last_date - dt.timedelta(days=(self.last_naive.date() - PROVISIONAL).days)
+            self.date_source = "file modification time (dates the last line)"
+        else:
+            base = dt.date.today()
+            self.date_source = "today (no --date, no date in the name, no file time)"
+        self._shift_days = (base - PROVISIONAL).days
+        return self._shift_days
+
+    def finalize(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """Provisional/naive/aware/envelope times -> ``ts`` (UTC). Call after the file is read."""
+        if frame.height == 0 and "ts" in frame.columns:
+            return frame
+        zone = self.effective_zone
+        naive = pl.col("_ts_naive")
+        shift = self.shift_days()
+        if shift:
+            naive = naive + pl.duration(days=shift)
+        localized = naive.dt.replace_time_zone(zone, ambiguous="earliest", non_existent="null").dt.convert_time_zone("UTC")
+        ts = pl.coalesce(pl.col("_ts_aware"), localized, pl.col("env_ts"))
+        out = frame.with_columns(ts=ts)
+        return out.drop([c for c in ("_ts_aware", "_ts_naive", "_tod") if c in out.columns])
+
+    def describe_zone(self) -> str:
+        if self.spec is None or not self.spec.supported:
+            return "n/a"
+        if self.spec.epoch or self.spec.has_zone:
+            return "from the stamps (offset in every line)"
+        if self.spec.zone:
+            return f"{self.spec.zone} (fixed in the layout)"
+        return f"{self.zone} ({self.zone_source or 'assumed'})"
+
+
+def iso_utc(t: dt.datetime | None) -> str | None:
+    """ISO 8601 in UTC with a ``Z``: milliseconds, or microseconds when the stamp has them."""
+    if t is None:
+        return None
+    if t.tzinfo is not None:
+        t = t.astimezone(dt.timezone.utc)
+    if t.microsecond % 1000:
+        return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"

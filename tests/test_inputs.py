@@ -1,0 +1,253 @@
+"""Reading inputs through the real CLI: compression, stdin, encodings, envelopes, time, accounting."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import lzma
+import os
+import time
+
+import pytest
+import zstandard
+
+PULSAR = [
+    "10:11:19.004 [ForkJoinPool.commonPool-worker-24] INFO  org.apache.pulsar.broker.service.ServerCnx - [/10.1.116.123:15070][persistent://public/default/orders-partition-3] Creating producer. producerId=0",
+    "10:11:19.010 [ForkJoinPool.commonPool-worker-24] INFO  org.apache.pulsar.broker.service.ServerCnx - [/10.1.116.123:15070] Created new producer: Producer{topic=PersistentTopic{topic=persistent://public/default/orders-partition-3}, client=/10.1.116.123:15070, producerName=pulsar-cluster-12-34, producerId=0}",
+    "10:12:01.231 [pulsar-io-22-3] WARN  org.apache.pulsar.broker.service.ServerCnx - [/10.1.116.123:15070][0] Producer with id persistent://public/default/orders-partition-3 is already present on the connection",
+    "java.lang.RuntimeException: boom",
+    "\tat org.apache.pulsar.broker.service.ServerCnx.handleProducer(ServerCnx.java:1010)",
+    "\t... 12 more",
+    "10:12:02.000 [pulsar-io-22-3] INFO  org.apache.pulsar.broker.service.ServerCnx - done",
+]
+TEXT = "\n".join(PULSAR) + "\n"
+
+
+def inspect_json(cli, *args, **kw) -> list[dict]:
+    r = cli("inspect", "--format", "json", *args, **kw)
+    assert r.code == 0, r
+    return r.json()["inputs"]
+
+
+def write(path, data: bytes | str):
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    return path
+
+
+@pytest.mark.parametrize(
+    "name,compress,kind",
+    [
+        ("broker.log.gz", gzip.compress, "gzip"),
+        ("broker.log.1.gz", gzip.compress, "gzip"),
+        ("broker.log.bz2", bz2.compress, "bzip2"),
+        ("broker.log.xz", lzma.compress, "xz"),
+        ("broker.log.zst", lambda b: zstandard.ZstdCompressor().compress(b), "zstd"),
+        ("broker.log", gzip.compress, "gzip"),  # found by magic bytes, not by name
+    ],
+)
+def test_compression_by_magic_bytes(cli, tmp_path, name, compress, kind):
+    p = write(tmp_path / name, compress(TEXT.encode()))
+    (inp,) = inspect_json(cli, p, "--date", "2024-05-02")
+    assert inp["compression"] == kind
+    assert inp["lines"] == 7 and inp["records"] == 4
+    assert inp["layout"] == "pulsar-broker-2x"
+    assert inp["first_ts"] == "2024-05-02T10:11:19.004Z"
+
+
+def test_multi_member_gzip_is_read_whole(cli, tmp_path):
+    p = write(tmp_path / "b.log.gz", gzip.compress(TEXT.encode()) + gzip.compress(TEXT.encode()))
+    (inp,) = inspect_json(cli, p)
+    assert inp["lines"] == 14 and inp["notes"] == []
+
+
+def test_truncated_gzip_reads_what_it_can_and_says_so(cli, tmp_path):
+    data = gzip.compress((TEXT * 200).encode())
+    p = write(tmp_path / "b.log.gz", data[: len(data) // 2])
+    (inp,) = inspect_json(cli, p)
+    assert inp["lines"] > 0
+    assert any("truncated gzip" in n for n in inp["notes"])
+    assert inp["lines_in_records"] + inp["skipped_lines"] == inp["lines"]
+
+
+def test_gzip_with_trailing_garbage(cli, tmp_path):
+    p = write(tmp_path / "b.log.gz", gzip.compress(TEXT.encode()) + b"\x00garbage\xff" * 10)
+    (inp,) = inspect_json(cli, p)
+    assert inp["lines"] == 7
+    assert any("trailing data" in n for n in inp["notes"])
+
+
+def test_gz_name_on_plain_text(cli, tmp_path):
+    p = write(tmp_path / "b.log.gz", TEXT.encode())
+    (inp,) = inspect_json(cli, p)
+    assert inp["compression"] == "none" and inp["lines"] == 7
+
+
+def test_stdin(cli):
+    r = cli("inspect", "-f", "json", "-", "--date", "2024-05-02", input=gzip.compress(TEXT.encode()))
+    assert r.code == 0, r
+    (inp,) = r.json()["inputs"]
+    assert inp["path"] == "-" and inp["compression"] == "gzip" and inp["records"] == 4
+
+
+def test_gb18030(cli, tmp_path):
+    text = PULSAR[0] + "\n" + "10:11:20.000 [main] WARN  org.apache.pulsar.broker.service.ServerCnx - 生产者已存在，连接被拒绝\n"
+    p = write(tmp_path / "cn.log", text.encode("gb18030"))
+    (inp,) = inspect_json(cli, p)
+    assert inp["encoding"] == "gb18030" and inp["replaced_bytes"] == 0 and inp["records"] == 2
+
+
+def test_invalid_utf8_is_replaced_and_counted(cli, tmp_path):
+    # \xff\xff is neither UTF-8 nor GB18030
+    p = write(tmp_path / "bad.log", (PULSAR[0] + "\n").encode() + b"10:11:20.000 [main] INFO  x.Y - caf\xff\xff\n")
+    (inp,) = inspect_json(cli, p)
+    assert inp["replaced_bytes"] == 2 and inp["records"] == 2
+    assert "replaced" in inp["encoding"]
+
+
+def test_crlf_lone_cr_and_nul(cli, tmp_path):
+    crlf = write(tmp_path / "crlf.log", TEXT.replace("\n", "\r\n").encode())
+    cr = write(tmp_path / "cr.log", TEXT.replace("\n", "\r").encode())
+    nul = write(tmp_path / "nul.log", TEXT.replace("done", "do\x00ne").encode())
+    a, b, c = inspect_json(cli, crlf, cr, nul)
+    assert a["line_ending"] == "crlf" and a["lines"] == 7 and a["records"] == 4
+    assert b["line_ending"] == "cr" and b["lines"] == 7 and b["records"] == 4
+    assert c["lines"] == 7 and c["records"] == 4
+
+
+def test_directory_recursive_sorted_and_glob(cli, tmp_path):
+    (tmp_path / "b").mkdir()
+    write(tmp_path / "b" / "z.log", TEXT.encode())
+    write(tmp_path / "a.log", TEXT.encode())
+    write(tmp_path / "b" / "c.log", TEXT.encode())
+    inputs = inspect_json(cli, tmp_path)
+    assert [os.path.relpath(i["path"], tmp_path) for i in inputs] == ["a.log", "b/c.log", "b/z.log"]
+    inputs = inspect_json(cli, str(tmp_path / "b" / "*.log"))
+    assert len(inputs) == 2
+
+
+def test_binary_in_directory_is_skipped_binary_named_is_an_error(cli, tmp_path):
+    write(tmp_path / "a.log", TEXT.encode())
+    png = write(tmp_path / "logo.png", b"\x89PNG\r\n\x1a\n" + os.urandom(2000))
+    inputs = inspect_json(cli, tmp_path)
+    assert [i["skipped"] for i in inputs] == [None, "not a text log (looks like a PNG image)"]
+    r = cli("inspect", png)
+    assert r.code == 2 and "not a text log" in r.err and "Traceback" not in r.err
+    assert len(r.err.strip().splitlines()) == 1
+
+
+def test_missing_path_is_one_line_exit_2(cli, tmp_path):
+    r = cli("inspect", tmp_path / "nope.log")
+    assert r.code == 2 and r.err.strip().endswith("no such file or directory")
+    assert len(r.err.strip().splitlines()) == 1
+
+
+# ------------------------------------------------------------------ envelopes
+
+def test_docker_json_file_envelope(cli, tmp_path):
+    lines = [json.dumps({"log": line + "\n", "stream": "stdout", "time": f"2024-05-02T10:11:{19 + i:02d}.000000001Z"}) for i, line in enumerate(PULSAR)]
+    p = write(tmp_path / "container-json.log", ("\n".join(lines) + "\n").encode())
+    (inp,) = inspect_json(cli, p, "--date", "2024-05-02")
+    assert inp["envelope"] == "json (log)"
+    assert inp["layout"] == "pulsar-broker-2x" and inp["records"] == 4
+
+
+def test_fluentd_kubernetes_envelope_and_zap(cli, tmp_path):
+    spring = "2024-05-02 10:15:31.204  WARN 4242 --- [ad | producer-1] o.a.k.clients.producer.internals.Sender  : [Producer clientId=producer-1] Got error produce response with correlation id 1234 on topic-partition orders-3, retrying (2 attempts left). Error: NETWORK_EXCEPTION"
+    fl = json.dumps({"log": spring + "\n", "stream": "stdout", "kubernetes": {"pod_name": "orders-7d9f", "namespace_name": "prod"}})
+    p = write(tmp_path / "fluent.log", (fl + "\n") * 3)
+    (inp,) = inspect_json(cli, p, "--tz", "UTC")
+    assert inp["envelope"] == "json (log)" and inp["layout"] == "spring-boot-2"
+    assert inp["first_ts"] == "2024-05-02T10:15:31.204Z"
+    zap = json.dumps({"level": "warn", "ts": 1714644931.5, "logger": "sarama", "msg": "producer/broker/2 state change to [closing] because EOF"})
+    p = write(tmp_path / "zap.log", (zap + "\n") * 3)
+    (inp,) = inspect_json(cli, p)
+    assert inp["envelope"] == "json (msg)" and inp["layout"] == "message-only"
+    assert inp["first_ts"] == "2024-05-02T10:15:31.500Z" and inp["records_without_ts"] == 0
+
+
+def test_docker_timestamps_and_cri_prefix(cli, tmp_path):
+    sarama = "[sarama] 2024/05/02 10:15:31 producer/broker/2 state change to [closing] because EOF"
+    p = write(tmp_path / "docker-t.log", ("2024-05-02T10:15:31.123456789Z " + sarama + "\n") * 2 + "2024-05-02T10:15:32.5Z no timestamp inside\n")
+    (inp,) = inspect_json(cli, p, "--tz", "UTC")
+    assert inp["envelope"] == "docker-ts" and inp["layout"] == "go-log"
+    cri = "\n".join(f"2024-05-02T10:15:3{i}.000000000Z stdout F hello number {i}" for i in range(3)) + "\n"
+    p = write(tmp_path / "cri.log", cri.encode())
+    (inp,) = inspect_json(cli, p)
+    assert inp["envelope"] == "cri" and inp["layout"] == "message-only"
+    assert inp["first_ts"] == "2024-05-02T10:15:30.000Z" and inp["last_ts"] == "2024-05-02T10:15:32.000Z"
+
+
+# ------------------------------------------------------------------ time
+
+def test_midnight_rollover_and_zone(cli, tmp_path):
+    lines = [
+        "23:59:58.000 [main] INFO  a.B - one",
+        "23:59:59.900 [main] INFO  a.B - two",
+        "00:00:00.100 [main] INFO  a.B - three",
+        "01:30:00.000 [main] INFO  a.B - four",
+    ]
+    p = write(tmp_path / "broker.log", ("\n".join(lines) + "\n").encode())
+    (inp,) = inspect_json(cli, p, "--date", "2024-05-02", "--tz", "Asia/Shanghai")
+    assert inp["first_ts"] == "2024-05-02T15:59:58.000Z"
+    assert inp["last_ts"] == "2024-05-02T17:30:00.000Z"
+    assert inp["midnight_rollovers"] == 1 and "Asia/Shanghai" in inp["zone"]
+
+
+def test_time_only_date_from_file_name(cli, tmp_path):
+    p = write(tmp_path / "pulsar-broker-2020-06-02.log", TEXT.encode())
+    (inp,) = inspect_json(cli, p, "--tz", "UTC")
+    assert inp["first_ts"] == "2020-06-02T10:11:19.004Z" and inp["date_source"] == "date in the file name"
+
+
+def test_time_only_date_from_mtime_dates_the_last_line(cli, tmp_path):
+    lines = ["23:00:00.000 [main] INFO  a.B - one", "00:10:00.000 [main] INFO  a.B - two"]
+    p = write(tmp_path / "broker.log", ("\n".join(lines) + "\n").encode())
+    # written at 2024-05-03 00:15 UTC: the last line is 2024-05-03, the first the day before
+    t = 1714695300
+    os.utime(p, (t, t))
+    (inp,) = inspect_json(cli, p, "--tz", "UTC")
+    assert inp["first_ts"] == "2024-05-02T23:00:00.000Z"
+    assert inp["last_ts"] == "2024-05-03T00:10:00.000Z"
+    assert "modification time" in inp["date_source"]
+
+
+def test_per_file_zone_rules(cli, tmp_path):
+    line = "[2024-05-02 10:15:31,204] WARN [Producer clientId=producer-1] Node 2 disconnected. (org.apache.kafka.clients.NetworkClient)\n"
+    a = write(tmp_path / "client-a.log", line.encode())
+    b = write(tmp_path / "client-b.log", line.encode())
+    ia, ib = inspect_json(cli, a, b, "--tz", "UTC", "--tz", "client-b*=Asia/Shanghai")
+    assert ia["first_ts"] == "2024-05-02T10:15:31.204Z"
+    assert ib["first_ts"] == "2024-05-02T02:15:31.204Z"
+
+
+def test_unknown_zone_is_an_error(cli, tmp_path):
+    p = write(tmp_path / "a.log", TEXT.encode())
+    r = cli("inspect", p, "--tz", "Mars/Olympus")
+    assert r.code == 2 and "unknown time zone" in r.err
+
+
+# ------------------------------------------------------------------ layout forcing, table
+
+def test_layout_pattern_forces_a_user_layout(cli, tmp_path):
+    text = "2024-05-02 10:15:31 WARN  NetworkClient:770 - Connection to node -1 could not be established.\n" * 3
+    p = write(tmp_path / "custom.log", text.encode())
+    (inp,) = inspect_json(cli, p, "--tz", "UTC", "--layout-pattern", "%d{yyyy-MM-dd HH:mm:ss} %-5p %c{1}:%L - %m%n")
+    assert inp["layout"] == "custom" and inp["layout_forced"] and inp["first_ts"] == "2024-05-02T10:15:31.000Z"
+    r = cli("inspect", p, "--layout-pattern", "%d{HH:mm} %bogus %m")
+    assert r.code == 2 and "unknown conversion word %bogus" in r.err
+
+
+def test_inspect_table_on_terminal_output(cli, tmp_path):
+    p = write(tmp_path / "broker.log", TEXT.encode())
+    r = cli("inspect", p, "--date", "2024-05-02")
+    assert r.code == 0, r
+    for word in ("pulsar-broker-2x", "records", "4 (0 without a timestamp)", "7 in records, 0 skipped", "2024-05-02T10:11:19.004Z"):
+        assert word in r.out
+
+
+def test_long_single_line(cli, tmp_path):
+    big = "10:11:19.004 [main] INFO  a.B - " + "x" * (5 * 1024 * 1024) + "\n" + PULSAR[1] + "\n"
+    p = write(tmp_path / "long.log", big.encode())
+    (inp,) = inspect_json(cli, p)
+    assert inp["lines"] == 2 and inp["records"] == 2
