@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from enum import Enum
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -41,6 +42,21 @@ LayoutPatternOpt = Annotated[
     Optional[str],
     typer.Option("--layout-pattern", help="Force a log4j/logback conversion pattern, e.g. '%d{ISO8601} [%t] %-5level %logger{36} - %msg%n'."),
 ]
+
+
+PatternsOpt = Annotated[
+    Optional[list[Path]],
+    typer.Option("--patterns", help="A directory of your own *.toml packs (repeatable); a pattern id that exists already replaces the built-in one."),
+]
+SinceOpt = Annotated[Optional[str], typer.Option("--since", help="Only from this time: '2020-06-02 10:00', an ISO time, or relative to the end of the logs: '-2h', '30m ago' ('+10m': from the start).")]
+UntilOpt = Annotated[Optional[str], typer.Option("--until", help="Only up to this time (same forms as --since).")]
+
+
+class EventsFormat(str, Enum):
+    table = "table"
+    grep = "grep"
+    ndjson = "ndjson"
+    csv = "csv"
 
 
 class InspectFormat(str, Enum):
@@ -115,6 +131,124 @@ def inspect(
         view.json_out(reports)
     else:
         view.table(reports)
+
+
+@app.command()
+def events(
+    paths: Paths,
+    format: Annotated[
+        Optional[EventsFormat],
+        typer.Option("--format", "-f", help="table (default on a terminal), grep (default when piped: path:line:text), ndjson, csv."),
+    ] = None,
+    event: Annotated[Optional[list[str]], typer.Option("--event", "-e", help="Only these events (names or globs, repeatable).")] = None,
+    system: Annotated[Optional[list[str]], typer.Option("--system", "-s", help="Only these systems or packs: pulsar, kafka, sarama, pulsar-broker, ... (repeatable).")] = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    patterns: PatternsOpt = None,
+    tz: TzOpt = None,
+    date: DateOpt = None,
+    layout: LayoutOpt = None,
+    layout_pattern: LayoutPatternOpt = None,
+) -> None:
+    """The events the packs recognise, one per matching record. Exit 0 if any, 1 if none (like grep)."""
+    from logsleuth import events as ev
+    from logsleuth.packs import load_packs
+    from logsleuth.render import events as view
+    from logsleuth.render.console import is_terminal
+
+    opts = read_options(tz, date, layout, layout_pattern)
+    packs = load_packs(patterns)
+    flt = ev.EventFilter(since_text=since, until_text=until, zone=opts.tz or opts.zone_for("")[0], events=event or [], systems=system or [])
+    result = ev.collect(paths, opts, packs, flt)
+    fmt = format or (EventsFormat.table if is_terminal() else EventsFormat.grep)
+    if fmt == EventsFormat.grep:
+        view.grep(result.events)
+    elif fmt == EventsFormat.ndjson:
+        view.ndjson(result.events, packs)
+    elif fmt == EventsFormat.csv:
+        view.csv(result.events, packs)
+    else:
+        view.table(result.events, packs, limit=2000)
+    raise typer.Exit(0 if result.events.height else 1)
+
+
+patterns_app = typer.Typer(help="List, show, test and check pattern packs.", no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(patterns_app, name="patterns")
+
+
+@patterns_app.command("list")
+def patterns_list(patterns: PatternsOpt = None) -> None:
+    """Every pack and its patterns: id, event, severity, versions."""
+    from logsleuth.packs import load_packs
+    from logsleuth.render import patterns as view
+
+    view.listing(load_packs(patterns))
+
+
+@patterns_app.command("show")
+def patterns_show(pattern_id: Annotated[str, typer.Argument(help="A pattern id (see 'logsleuth patterns list').")], patterns: PatternsOpt = None) -> None:
+    """One pattern: its regex, scope, versions, fields and samples."""
+    from logsleuth.packs import load_packs
+    from logsleuth.render import patterns as view
+
+    packs = load_packs(patterns)
+    view.show(packs, packs.pattern(pattern_id))
+
+
+@patterns_app.command("test")
+def patterns_test(
+    paths: Annotated[Optional[list[str]], typer.Argument(help="Log files, or - (the default) for stdin.", show_default=False)] = None,
+    patterns: PatternsOpt = None,
+    tz: TzOpt = None,
+    date: DateOpt = None,
+    layout: LayoutOpt = None,
+    layout_pattern: LayoutPatternOpt = None,
+) -> None:
+    """For each record: which pattern matched (or none) and the fields it extracted. Exit 0 if any matched."""
+    from logsleuth.packs import load_packs
+    from logsleuth.patterntest import run_test
+
+    opts = read_options(tz, date, layout, layout_pattern)
+    matched = run_test(paths or ["-"], opts, load_packs(patterns))
+    raise typer.Exit(0 if matched else 1)
+
+
+@patterns_app.command("check")
+def patterns_check(
+    directory: Annotated[Optional[Path], typer.Argument(help="A directory of your packs to check with the built-in ones (default: only the built-in packs).", show_default=False)] = None,
+) -> None:
+    """Validate packs: regexes (Rust engine), field names, ids, and every sample. Exit 2 on a problem."""
+    from logsleuth.packcheck import check_layout_samples, check_pattern_samples
+    from logsleuth.packs import load_packs
+
+    packs = load_packs([directory] if directory else None)
+    only = [p for pack in packs.packs if directory and Path(pack.source).parent.resolve() == directory.resolve() for p in pack.patterns] if directory else None
+    problems = check_layout_samples() + check_pattern_samples(packs, only)
+    if problems:
+        for p in problems:
+            print(f"logsleuth: error: {p}", file=sys.stderr)
+        raise typer.Exit(2)
+    n_pat = len(only) if only is not None else len(packs.patterns)
+    n_samples = sum(len(p.samples) for p in (only if only is not None else packs.patterns))
+    print(f"ok: {n_pat} patterns, {n_samples} samples checked" + (f" in {directory}" if directory else f" in {len(packs.packs)} built-in packs"))
+
+
+@patterns_app.command("fields")
+def patterns_fields() -> None:
+    """The canonical field vocabulary every pack uses."""
+    from logsleuth.packs import load_vocabulary
+    from logsleuth.render import patterns as view
+
+    view.fields(load_vocabulary())
+
+
+@patterns_app.command("layouts")
+def patterns_layouts() -> None:
+    """The built-in layouts (how a line wraps its message) and their regexes."""
+    from logsleuth.layouts.catalog import builtin_layouts
+    from logsleuth.render import patterns as view
+
+    view.layouts(list(builtin_layouts()))
 
 
 def main(argv: list[str] | None = None) -> None:

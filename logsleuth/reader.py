@@ -79,6 +79,8 @@ class InputReport:
     lines_in_records: int = 0
     skipped_lines: int = 0
     skipped_input: str | None = None  # why the input was skipped (a binary file found in a directory)
+    events: int = 0  # filled in by the matcher
+    unmatched_records: int | None = None  # records no pattern recognised (None: not matched)
 
     @property
     def lines(self) -> int:
@@ -174,10 +176,9 @@ def read_source(src: Source, opts: ReadOptions, select: Select | None = None) ->
     report.zone = clock.describe_zone()
     report.date_source = clock.date_source
     report.rollovers = clock.rollovers
-    have = recs.filter(pl.col("ts").is_not_null())
-    if have.height:
-        first = have.sort("ts", maintain_order=True).row(0, named=True)
-        last = have.sort("ts", maintain_order=True).row(-1, named=True)
+    if recs["ts"].null_count() < recs.height:
+        first = recs.row(int(recs["ts"].arg_min()), named=True)  # type: ignore[arg-type]
+        last = recs.row(int(recs["ts"].arg_max()), named=True)  # type: ignore[arg-type]
         report.first_ts, report.first_stamp = first["ts"], first["ts_text"]
         report.last_ts, report.last_stamp = last["ts"], last["ts_text"]
     recs = recs.filter(pl.col("_selected")).drop("_selected", "rid", "env_ts")
@@ -240,6 +241,8 @@ def input_json(rep: InputReport) -> dict:
         "records_without_ts": rep.records_without_ts,
         "lines_in_records": rep.lines_in_records,
         "skipped_lines": rep.skipped_lines,
+        "events": rep.events,
+        "unmatched_records": rep.unmatched_records,
         "first_ts": iso_utc(rep.first_ts),
         "last_ts": iso_utc(rep.last_ts),
         "first_stamp": rep.first_stamp,

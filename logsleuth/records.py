@@ -56,13 +56,38 @@ def assemble(lines: pl.DataFrame, layout: Layout, clock: FileClock, naive: pl.Da
     """
     starts = lines.filter(pl.col("is_start"))
     cont = lines.filter(~pl.col("is_start"))
-    parsed = pl.col("text").str.extract_groups(full_regex(layout))
     fields = set(layout.fields)
+    if layout.is_fallback:
+        parsed = None
+        msg_expr = pl.col("text")
+    elif layout.tail_regex is None:  # the message is not at a known place: run the whole regex
+        parsed = pl.col("text").str.extract_groups(full_regex(layout))
+        msg_expr = parsed.struct.field("msg")
+    else:
+        # capture only the head (short, anchored); the message is the rest of the line
+        starts = starts.with_columns(_h=pl.col("text").str.extract_groups(layout.head_capture))
+        rest = pl.col("text").str.slice(pl.col("_h").struct.field("_head").str.len_chars())
+        if layout.tail_regex:
+            starts = starts.with_columns(_rest=rest)
+            starts = starts.with_columns(_t=pl.col("_rest").str.extract_groups(f"(?P<_tail>{layout.tail_regex})$"))
+            tail = pl.col("_t").struct.field("_tail")
+            msg_expr = pl.when(tail.is_not_null()).then(
+                pl.col("_rest").str.slice(0, pl.col("_rest").str.len_chars() - tail.str.len_chars())
+            ).otherwise(pl.col("_rest"))
+        else:
+            msg_expr = rest
+        parsed = None
 
     def field(name: str) -> pl.Expr:
-        return parsed.struct.field(name) if name in fields else pl.lit(None, dtype=pl.String)
+        if name not in fields:
+            return pl.lit(None, dtype=pl.String)
+        if parsed is not None:
+            return parsed.struct.field(name)
+        if layout.tail_regex and name not in _head_groups(layout):
+            return pl.col("_t").struct.field(name)
+        return pl.col("_h").struct.field(name)
 
-    msg = field("msg")
+    msg = msg_expr if parsed is None else field("msg")
     cols = {
         "rid": pl.col("rid"),
         "line": pl.col("line"),
@@ -101,6 +126,10 @@ def assemble(lines: pl.DataFrame, layout: Layout, clock: FileClock, naive: pl.Da
     else:
         rec = rec.with_columns(line_end=pl.col("line"))
     return rec
+
+
+def _head_groups(layout: Layout) -> set[str]:
+    return set(re.compile(layout.head_capture).groupindex)
 
 
 def _normal_level(expr: pl.Expr) -> pl.Expr:

@@ -62,12 +62,13 @@ class Source:
     """One input as the user named it."""
 
     name: str  # what the user sees: the path as given (or found under a directory), or "-"
-    path: Path | None  # None for stdin
+    path: Path | None  # None for stdin or in-memory text
     from_directory: bool = False  # found by walking a directory (a binary file is skipped, not fatal)
+    data: bytes | None = None  # in-memory input (pack samples, tests)
 
     @property
     def is_stdin(self) -> bool:
-        return self.path is None
+        return self.path is None and self.data is None
 
 
 @dataclass
@@ -159,6 +160,10 @@ def _walk_error(err: OSError) -> None:
 
 def _open(src: Source) -> tuple[BinaryIO, int | None]:
     """Open a source; return the stream and, for a regular file, its size now."""
+    if src.data is not None:
+        import io
+
+        return io.BytesIO(src.data), len(src.data)
     if src.path is None:
         return sys.stdin.buffer, None
     try:

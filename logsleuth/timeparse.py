@@ -236,3 +236,41 @@ def iso_utc(t: dt.datetime | None) -> str | None:
     if t.microsecond % 1000:
         return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+
+
+_RELATIVE = re.compile(
+    r"^\s*(?P<sign>[+-])?\s*(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?)\s*(?P<ago>ago)?\s*$",
+    re.I,
+)
+_UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_when(text: str, zone: str, first: dt.datetime | None, last: dt.datetime | None) -> dt.datetime:
+    """``--since``/``--until``: an absolute time (dateutil; zone-less means ``zone``) or a relative
+    phrase: ``-2h`` / ``2h ago`` counts back from the *last* timestamp in the inputs, ``+10m`` counts
+    forward from the first."""
+    import zoneinfo
+
+    from dateutil import parser as dparser
+
+    m = _RELATIVE.match(text)
+    if m:
+        unit = m.group("unit").lower()
+        key = "ms" if unit == "ms" else unit[0]
+        delta = dt.timedelta(seconds=float(m.group("n")) * _UNIT_SECONDS[key])
+        if m.group("sign") == "+" and not m.group("ago"):
+            if first is None:
+                raise LogsleuthError(f"{text!r}: the inputs have no timestamps to count from")
+            return first + delta
+        if last is None:
+            raise LogsleuthError(f"{text!r}: the inputs have no timestamps to count back from")
+        return last - delta
+    try:
+        t = dparser.parse(text)
+    except (ValueError, OverflowError):
+        raise LogsleuthError(
+            f"cannot read the time {text!r} (use e.g. '2020-06-02 10:00', '2020-06-02T10:00:00Z', '-2h', '30m ago')"
+        ) from None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=zoneinfo.ZoneInfo(zone))
+    return t.astimezone(dt.timezone.utc)

@@ -39,6 +39,7 @@ class Layout:
     time: TimeSpec | None
     conversion: str | None = None
     samples: tuple[Sample, ...] = field(default_factory=tuple)
+    tail_regex: str | None = ""  # after the message, without "$"; None: cannot split (use the full regex)
 
     @property
     def specificity(self) -> int:
@@ -51,6 +52,12 @@ class Layout:
     @property
     def is_fallback(self) -> bool:
         return self.start_regex in ("", "^")
+
+    @property
+    def head_capture(self) -> str:
+        """The start regex with the whole match captured as ``_head`` (its length is where the message starts)."""
+        body = self.start_regex[1:] if self.start_regex.startswith("^") else self.start_regex
+        return f"^(?P<_head>{body})"
 
     @property
     def ts_regex(self) -> str:
@@ -117,6 +124,7 @@ def from_conversion(pattern: str, id: str = "custom", description: str = "") -> 
         fields=c.fields,
         time=c.time,
         conversion=pattern,
+        tail_regex=c.tail_regex,
     )
 
 
@@ -130,8 +138,15 @@ def _from_regex(entry: dict, where: str) -> Layout:
     if "msg" not in fields:
         raise PackError(f"{where}: the regex must have a (?P<msg>...) group")
     start = entry.get("start")
+    i = regex.index("(?P<msg>")
     if start is None:
-        start = regex[: regex.index("(?P<msg>")]
+        start = regex[:i]
+    tail: str | None = None
+    for body in ("(?P<msg>.*)", "(?P<msg>.*?)"):
+        if regex[i:].startswith(body):
+            rest = regex[i + len(body):]
+            tail = rest[:-1] if rest.endswith("$") else None
+            break
     time = None
     if "ts" in fields:
         t = entry.get("time", {})
@@ -153,6 +168,7 @@ def _from_regex(entry: dict, where: str) -> Layout:
         start_regex=start,
         fields=fields,
         time=time,
+        tail_regex=tail,
     )
 
 
@@ -185,7 +201,7 @@ def load_layouts(path: Path | None = None) -> list[Layout]:
         if not samples:
             raise PackError(f"{where}: every layout needs at least one sample")
         out.append(
-            Layout(lay.id, lay.description, lay.regex, lay.start_regex, lay.fields, lay.time, lay.conversion, samples)
+            Layout(lay.id, lay.description, lay.regex, lay.start_regex, lay.fields, lay.time, lay.conversion, samples, lay.tail_regex)
         )
     if not any(lay.is_fallback for lay in out):
         raise PackError(f"{path.name}: the message-only fallback layout is missing")

@@ -25,6 +25,7 @@ class CompiledLayout:
     start_regex: str  # the part before the message: a cheap "is this line a record start" test
     fields: tuple[str, ...]
     time: TimeSpec | None
+    tail_regex: str = ""  # what follows the message on the line (Kafka's " (%c)"), without "$"
 
 
 # ----------------------------------------------------------------------------- grammar
@@ -237,6 +238,12 @@ def _conversion_regex(b: _Builder, mod: str, kw: str, sub: list | None, opts: li
         raise PatternError(f"unknown conversion word %{kw}")
 
 
+def _tighten(part: str) -> str:
+    """Same language, fewer ambiguities (so Rust's one-pass engine can run the captures): padding
+    next to a literal space becomes one run of spaces, and a lazy field closed by ']' stops at it."""
+    return part.replace(" *\\ ", " +").replace("\\  *", " +").replace(">.*?)\\]", ">[^\\]]*)\\]")
+
+
 def _resolve_props(text: str) -> str:
     """``${NAME:-default}`` inside an option -> its default (Spring Boot's date format)."""
     return re.sub(r"\$\{[A-Za-z0-9_.]+(?::-([^{}]*))?\}", lambda m: m.group(1) or "", text)
@@ -268,13 +275,13 @@ def compile_pattern(pattern: str) -> CompiledLayout:
     # the message group is greedy: make what follows it optional so a line whose tail differs
     # (or a message that contains the separator) still parses
     idx = b.msg_index if b.msg_index is not None else len(b.parts)
-    head = "".join(b.parts[:idx])
+    head = _tighten("".join(b.parts[:idx]))
     msg = b.parts[idx] if idx < len(b.parts) else ""
-    tail = "".join(b.parts[idx + 1 :])
+    tail = _tighten("".join(b.parts[idx + 1 :]))
     if tail:
         msg = msg.replace(".*", ".*?", 1) if msg.endswith(">.*)") else msg
         regex = f"^{head}{msg}(?:{tail})?$"
     else:
         regex = f"^{head}{msg}$"
     start = f"^{head}"
-    return CompiledLayout(regex=regex, start_regex=start, fields=tuple(b.fields), time=b.time)
+    return CompiledLayout(regex=regex, start_regex=start, fields=tuple(b.fields), time=b.time, tail_regex=tail)

@@ -1,0 +1,87 @@
+"""The events table of a set of inputs: every file read with the matcher's prefilter, matched,
+tagged with its path, time-filtered, and ordered (time, then file, then line)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from logsleuth.matcher import Matcher
+from logsleuth.packs import PackSet
+from logsleuth.reader import InputReport, ReadOptions, read_all
+
+
+@dataclass
+class EventFilter:
+    since_text: str | None = None  # absolute or relative (see timeparse.parse_when)
+    until_text: str | None = None
+    zone: str = "UTC"  # for zone-less absolute times
+    events: list[str] = field(default_factory=list)  # names or globs
+    systems: list[str] = field(default_factory=list)
+    since: dt.datetime | None = None  # resolved once the inputs' time span is known
+    until: dt.datetime | None = None
+
+    def resolve(self, first: dt.datetime | None, last: dt.datetime | None) -> None:
+        from logsleuth.timeparse import parse_when
+
+        if self.since_text:
+            self.since = parse_when(self.since_text, self.zone, first, last)
+        if self.until_text:
+            self.until = parse_when(self.until_text, self.zone, first, last)
+
+    def expr(self) -> pl.Expr:
+        e = pl.lit(True)
+        if self.since is not None:
+            e = e & (pl.col("ts") >= self.since)
+        if self.until is not None:
+            e = e & (pl.col("ts") <= self.until)
+        return e
+
+    def keep_names(self, names: list[str], wanted: list[str]) -> list[str]:
+        return [n for n in names if any(fnmatch.fnmatchcase(n, w) for w in wanted)]
+
+
+@dataclass
+class EventSet:
+    events: pl.DataFrame
+    inputs: list[InputReport]
+    files: list[str]
+
+    @property
+    def span(self) -> tuple[dt.datetime | None, dt.datetime | None]:
+        firsts = [r.first_ts for r in self.inputs if r.first_ts is not None]
+        lasts = [r.last_ts for r in self.inputs if r.last_ts is not None]
+        return (min(firsts) if firsts else None, max(lasts) if lasts else None)
+
+
+def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilter | None = None) -> EventSet:
+    matcher = Matcher(packs)
+    results = read_all(paths, opts, select=matcher.prefilter)
+    frames: list[pl.DataFrame] = []
+    files: list[str] = []
+    for i, (rep, recs) in enumerate(results):
+        files.append(rep.name)
+        ev = matcher.match(recs)
+        rep.events = ev.height
+        matched_records = ev.select(pl.col("line").n_unique()).item() if ev.height else 0
+        rep.unmatched_records = rep.records - matched_records
+        frames.append(ev.with_columns(file=pl.lit(i, dtype=pl.Int32), path=pl.lit(rep.name)))
+    if frames:
+        events = pl.concat(frames, how="diagonal_relaxed")
+    else:
+        events = matcher.empty(pl.DataFrame()).with_columns(file=pl.lit(None, dtype=pl.Int32), path=pl.lit(None, dtype=pl.String))
+    events = events.sort(["ts", "file", "line"], nulls_last=True, maintain_order=True)
+    out = EventSet(events, [rep for rep, _ in results], files)
+    if flt is not None:
+        flt.resolve(*out.span)
+        if flt.since or flt.until:
+            events = events.filter(flt.expr())
+        if flt.events:
+            events = events.filter(pl.col("event").is_in(flt.keep_names(events["event"].unique().to_list(), flt.events)))
+        if flt.systems:
+            events = events.filter(pl.col("system").is_in(flt.systems) | pl.col("pack").is_in(flt.systems))
+        out.events = events
+    return out

@@ -1,0 +1,84 @@
+"""``logsleuth events`` output: a rich table on a terminal; grep-style ``path:line:text`` when piped;
+NDJSON and CSV for programs.
+
+``grep`` keeps each line's original text byte for byte (control characters included), the way
+``grep -n`` would print it; every other format shows log text safely (see render/safe.py).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import polars as pl
+from rich.table import Table
+from rich.text import Text
+
+from logsleuth.packs import PackSet
+from logsleuth.render.console import stdout_console
+from logsleuth.render.safe import one_line, visible
+from logsleuth.timeparse import iso_utc
+
+BASE = ["path", "line", "line_end", "ts", "system", "component", "event", "pattern", "severity", "level", "logger", "thread", "host"]
+
+
+def fields_of(row: dict, packs: PackSet) -> dict:
+    return {f: row[f] for f in packs.vocabulary if row.get(f) is not None}
+
+
+def records(events: pl.DataFrame, packs: PackSet) -> list[dict]:
+    out = []
+    for row in events.iter_rows(named=True):
+        d = {k: row.get(k) for k in BASE}
+        d["ts"] = iso_utc(row.get("ts"))
+        d["text"] = row.get("raw")
+        d["message"] = row.get("msg")
+        d.update(fields_of(row, packs))
+        out.append(d)
+    return out
+
+
+def grep(events: pl.DataFrame) -> None:
+    write = sys.stdout.write
+    for path, line, raw in events.select("path", "line", "raw").iter_rows():
+        write(f"{path}:{line}:{raw}\n")
+
+
+def ndjson(events: pl.DataFrame, packs: PackSet) -> None:
+    write = sys.stdout.write
+    for d in records(events, packs):
+        write(json.dumps(d, ensure_ascii=False, default=str) + "\n")
+
+
+def csv(events: pl.DataFrame, packs: PackSet) -> None:
+    present = [f for f in packs.vocabulary if f in events.columns and events[f].null_count() < events.height]
+    cols = BASE + ["raw"] + present
+    out = events.select([c for c in cols if c in events.columns]).with_columns(
+        pl.col("ts").map_elements(iso_utc, return_dtype=pl.String) if events.height else pl.col("ts").cast(pl.String)
+    ).rename({"raw": "text"})
+    sys.stdout.write(out.write_csv())
+
+
+def table(events: pl.DataFrame, packs: PackSet, limit: int | None = None) -> None:
+    con = stdout_console()
+    t = Table(show_lines=False, box=None, pad_edge=False, header_style="bold")
+    for name in ("time (UTC)", "where", "event", "fields", "text"):
+        t.add_column(name, overflow="fold" if name == "text" else "ellipsis", no_wrap=name != "text")
+    shown = events if limit is None else events.head(limit)
+    for row in shown.iter_rows(named=True):
+        ts = iso_utc(row["ts"]) or "-"
+        f = " ".join(f"{k}={visible(str(v))}" for k, v in fields_of(row, packs).items())
+        t.add_row(
+            Text(ts[:23].replace("T", " ")),
+            Text(visible(f"{row['path']}:{row['line']}")),
+            Text(f"{row['system']}:{row['event']}", style=_style(row["severity"])),
+            Text(f),
+            Text(one_line(row["msg"], 160)),
+        )
+    con.print(t)
+    if limit is not None and events.height > limit:
+        con.print(Text(f"… {events.height - limit:,} more events (use --format ndjson or grep for all)"))
+
+
+def _style(sev: str | None) -> str:
+    return {"critical": "bold red", "error": "red", "warning": "yellow", "notice": "cyan"}.get(sev or "", "")
