@@ -59,6 +59,21 @@ class EventsFormat(str, Enum):
     csv = "csv"
 
 
+class AnalyzeFormat(str, Enum):
+    terminal = "terminal"
+    text = "text"
+    markdown = "markdown"
+    json = "json"
+
+
+class Severity(str, Enum):
+    critical = "critical"
+    high = "high"
+    medium = "medium"
+    low = "low"
+    info = "info"
+
+
 class InspectFormat(str, Enum):
     table = "table"
     json = "json"
@@ -170,6 +185,73 @@ def events(
     else:
         view.table(result.events, packs, limit=2000)
     raise typer.Exit(0 if result.events.height else 1)
+
+
+@app.command()
+def analyze(
+    paths: Paths,
+    format: Annotated[
+        Optional[AnalyzeFormat],
+        typer.Option("--format", "-f", help="terminal (default on a terminal), text (default when piped), markdown, json."),
+    ] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report to this file instead of stdout.")] = None,
+    fail_on: Annotated[Optional[Severity], typer.Option("--fail-on", help="Exit 1 when a finding at or above this severity exists (for CI/cron).")] = None,
+    detector: Annotated[Optional[list[str]], typer.Option("--detector", "-d", help="Run only these detectors (ids or prefixes ending in *, repeatable).")] = None,
+    sarama_config: Annotated[
+        Optional[str],
+        typer.Option("--sarama-config", help="The sarama settings in use, e.g. 'Net.DialTimeout=5s,Net.ReadTimeout=3s,Producer.Retry.Max=1' (default: sarama's defaults)."),
+    ] = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    patterns: PatternsOpt = None,
+    tz: TzOpt = None,
+    date: DateOpt = None,
+    layout: LayoutOpt = None,
+    layout_pattern: LayoutPatternOpt = None,
+) -> None:
+    """Find the root cause: read broker and client logs together, run every detector, report findings with evidence."""
+    from logsleuth import events as ev
+    from logsleuth.analysis import analyze as run
+    from logsleuth.findings import at_or_above
+    from logsleuth.packs import load_packs
+    from logsleuth.render.console import is_terminal
+
+    opts = read_options(tz, date, layout, layout_pattern)
+    packs = load_packs(patterns)
+    det_opts: dict = {}
+    if sarama_config:
+        from logsleuth.detectors.sarama_config import parse_sarama_config
+
+        det_opts["sarama_config"] = parse_sarama_config(sarama_config)
+    flt = ev.EventFilter(since_text=since, until_text=until, zone=opts.tz or opts.zone_for("")[0])
+    result = run(paths, opts, packs, flt, det_opts, detector)
+    fmt = format or (AnalyzeFormat.terminal if (is_terminal() and output is None) else AnalyzeFormat.text)
+    _emit_report(result, fmt, output)
+    if fail_on is not None and any(at_or_above(f.severity, fail_on.value) for f in result.findings):
+        raise typer.Exit(1)
+
+
+def _emit_report(result, fmt: "AnalyzeFormat", output: Path | None) -> None:
+    from logsleuth.render import json_report, markdown, report
+    from logsleuth.render.console import stdout_console
+
+    if fmt == AnalyzeFormat.terminal and output is None:
+        report.terminal(result, stdout_console())
+        return
+    if fmt == AnalyzeFormat.json:
+        body = json_report.dumps(result)
+    elif fmt == AnalyzeFormat.markdown:
+        body = markdown.document(result)
+    else:
+        body = report.text(result)
+    if output is None:
+        sys.stdout.write(body)
+        return
+    try:
+        output.write_text(body, encoding="utf-8")
+    except OSError as e:
+        raise LogsleuthError(f"{output}: cannot write ({e.strerror or e})") from None
+    print(f"wrote {output}", file=sys.stderr)
 
 
 patterns_app = typer.Typer(help="List, show, test and check pattern packs.", no_args_is_help=True, rich_markup_mode=None)

@@ -84,4 +84,7 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
         if flt.systems:
             events = events.filter(pl.col("system").is_in(flt.systems) | pl.col("pack").is_in(flt.systems))
         out.events = events
+        counts = dict(events.group_by("path").len().iter_rows()) if events.height else {}
+        for rep in out.inputs:
+            rep.events = int(counts.get(rep.name, 0))
     return out

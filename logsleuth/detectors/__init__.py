@@ -1,0 +1,31 @@
+"""Detectors: every module of this package that defines ``DETECTOR`` is one (found automatically,
+so adding a detector touches no shared file). Order: by module name."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from logsleuth.detectors.base import Context, Detector
+from logsleuth.findings import Finding, rank
+
+
+def all_detectors() -> list[Detector]:
+    found: list[Detector] = []
+    for mod in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if mod.name.startswith("_") or mod.name == "base":
+            continue
+        module = importlib.import_module(f"{__name__}.{mod.name}")
+        det = getattr(module, "DETECTOR", None)
+        if isinstance(det, Detector):
+            found.append(det)
+    return found
+
+
+def run_all(ctx: Context, only: list[str] | None = None) -> list[Finding]:
+    findings: list[Finding] = []
+    for det in all_detectors():
+        if only and det.id not in only and not any(det.id.startswith(o.rstrip("*")) for o in only if o.endswith("*")):
+            continue
+        findings.extend(det.run(ctx))
+    return rank(findings)

@@ -1,0 +1,35 @@
+"""``analyze --format json``: the machine contract (docs/json.md). Keys are stable."""
+
+from __future__ import annotations
+
+import json
+
+from logsleuth import __version__
+from logsleuth.analysis import Analysis
+from logsleuth.reader import input_json
+from logsleuth.timeparse import iso_utc
+
+
+def document(a: Analysis) -> dict:
+    first, last = a.span
+    return {
+        "tool": "logsleuth",
+        "version": __version__,
+        "summary": {
+            "files": len(a.inputs),
+            "lines": a.lines,
+            "records": a.records,
+            "events": a.events.height,
+            "first_ts": iso_utc(first),
+            "last_ts": iso_utc(last),
+            "since": iso_utc(a.since),
+            "until": iso_utc(a.until),
+            "findings": len(a.findings),
+        },
+        "inputs": [input_json(r) for r in a.inputs],
+        "findings": [f.to_json() for f in a.findings],
+    }
+
+
+def dumps(a: Analysis) -> str:
+    return json.dumps(document(a), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,97 @@
+"""``analyze --format markdown``: a postmortem section to paste. Every log-derived string is escaped:
+inline text by :func:`md`, quoted log lines inside fences longer than any backtick run they hold."""
+
+from __future__ import annotations
+
+import re
+
+from logsleuth.analysis import Analysis
+from logsleuth.findings import Finding
+from logsleuth.render.report import _cell, _t, closing, headline, input_rows, notes
+from logsleuth.render.safe import visible
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+_LINE_START = re.compile(r"^([#>+=-]|\d+[.)])")
+
+
+def md(s: object) -> str:
+    """Text safe inside a Markdown paragraph or table cell (no markup, no HTML, no line breaks)."""
+    t = visible(str(s))
+    t = t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    t = _MD_SPECIAL.sub(r"\\\1", t)
+    return _LINE_START.sub(r"\\\1", t)
+
+
+def fence(lines: list[str]) -> str:
+    body = "\n".join(visible(x) for x in lines)
+    longest = max((len(m) for m in re.findall(r"`+", body)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}text\n{body}\n{ticks}"
+
+
+def document(a: Analysis, title: str = "Incident analysis") -> str:
+    out = [f"# {md(title)}", "", md(headline(a)), "", "## Inputs", ""]
+    out.append("| path | layout | lines | events | first (UTC) | last (UTC) | zone |")
+    out.append("|---|---|---:|---:|---|---|---|")
+    for r in input_rows(a):
+        out.append("| " + " | ".join(md(v) for v in r) + " |")
+    for n in notes(a):
+        out.append(f"\n> note: {md(n)}")
+    out += ["", "## Findings", ""]
+    if not a.findings:
+        out.append("No detector recognised an incident in these logs.")
+    for i, f in enumerate(a.findings, 1):
+        out += finding(i, f)
+    out += ["", "## Summary", ""]
+    for k, v in closing(a):
+        out.append(f"- **{md(k)}**: {md(v)}")
+    return "\n".join(out) + "\n"
+
+
+def finding(i: int, f: Finding) -> list[str]:
+    out = [f"### {i}. {md(f.title)}", ""]
+    out.append(f"**{md(f.severity.upper())}** · confidence {f.confidence:.2f} · `{f.id}` · {md(_t(f.first_seen))} → {md(_t(f.last_seen))}")
+    out += ["", md(f.root_cause), ""]
+    if f.confidence_reasons:
+        out.append("**Confidence**")
+        out.append("")
+        out += [f"- {md(r)}" for r in f.confidence_reasons]
+        out.append("")
+    if f.cause:
+        out.append("**Cause:** " + ", ".join(f"{md(k)}={md(_cell(v))}" for k, v in f.cause.items() if v is not None and not isinstance(v, (list, dict))))
+        out.append("")
+    if f.subjects:
+        keys: list[str] = []
+        for s in f.subjects:
+            for k, v in s.items():
+                if k not in keys and not isinstance(v, (list, dict)):
+                    keys.append(k)
+        out.append(f"**Subjects ({len(f.subjects)})**")
+        out.append("")
+        out.append("| " + " | ".join(md(k) for k in keys) + " |")
+        out.append("|" + "---|" * len(keys))
+        for s in f.subjects:
+            out.append("| " + " | ".join(md(_cell(s.get(k))) for k in keys) + " |")
+        out.append("")
+    if f.evidence:
+        out.append("**Evidence**")
+        out.append("")
+        lines = []
+        for e in f.evidence:
+            lines.append(f"{e.path}:{e.line}:{e.text.splitlines()[0] if e.text else ''}")
+        out.append(fence(lines))
+        out.append("")
+    if f.remediation:
+        out.append("**What to do**")
+        out.append("")
+        out += [f"{n}. {md(r)}" for n, r in enumerate(f.remediation, 1)]
+        out.append("")
+    if f.ruled_out:
+        out.append("**Ruled out**")
+        out.append("")
+        out += [f"- {md(r)}" for r in f.ruled_out]
+        out.append("")
+    if f.references:
+        out.append("**References:** " + "; ".join(md(r) for r in f.references))
+        out.append("")
+    return out
