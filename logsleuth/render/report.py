@@ -119,11 +119,11 @@ def finding_text(i: int, f: Finding) -> list[str]:
         out.append("   Confidence:")
         out += [f"     {visible(r)}" for r in f.confidence_reasons]
     if f.cause:
-        out.append("   Cause: " + ", ".join(f"{k}={visible(str(v))}" for k, v in f.cause.items() if v is not None and not isinstance(v, (list, dict))))
+        out.append("   Cause: " + ", ".join(f"{k}={visible(_cell(v))}" for k, v in f.cause.items() if v is not None and not isinstance(v, (list, dict))))
     if f.subjects:
         out.append(f"   Subjects ({len(f.subjects)}):")
         for s in f.subjects[:MAX_SUBJECTS]:
-            out.append("     - " + ", ".join(f"{k}={visible(str(v))}" for k, v in s.items() if v is not None and not isinstance(v, (list, dict))))
+            out.append("     - " + ", ".join(f"{k}={visible(_cell(v))}" for k, v in s.items() if v is not None and not isinstance(v, (list, dict))))
         if len(f.subjects) > MAX_SUBJECTS:
             out.append(f"     … {len(f.subjects) - MAX_SUBJECTS} more (see --format json)")
     if f.evidence:
@@ -194,7 +194,7 @@ def _panel(i: int, f: Finding) -> Panel:
             parts.append(Text("  " + visible(r)))
     if f.cause:
         parts.append(Text(""))
-        parts.append(Text("Cause  ", style="bold") + Text(", ".join(f"{k}={visible(str(v))}" for k, v in f.cause.items() if v is not None and not isinstance(v, (list, dict)))))
+        parts.append(Text("Cause  ", style="bold") + Text(", ".join(f"{k}={visible(_cell(v))}" for k, v in f.cause.items() if v is not None and not isinstance(v, (list, dict)))))
     if f.subjects:
         keys: list[str] = []
         for s in f.subjects:

@@ -1,0 +1,162 @@
+"""The Pulsar diagnosis through the real CLI: the sample incident, the healthy case, and hand-made
+variants (transient clash, another layout era)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import pytest
+
+from conftest import SAMPLES
+
+INCIDENT = SAMPLES / "pulsar-incident"
+HEALTHY = SAMPLES / "pulsar-healthy"
+REJECT = re.compile(r"\[(?P<conn>/[^\]]+)\]\[(?P<pid>\d+)\] Producer with id (?P<topic>\S+) is already present on the connection")
+
+
+def rejections(path) -> Counter:
+    """Count the broker's 'already present' lines per (connection, producer id, topic) straight from the file."""
+    c: Counter = Counter()
+    for line in path.read_text().splitlines():
+        m = REJECT.search(line)
+        if m:
+            c[(m["conn"], int(m["pid"]), m["topic"])] += 1
+    return c
+
+
+@pytest.fixture(scope="module")
+def incident(request):
+    from conftest import run
+
+    r = run("analyze", "--tz", "UTC", INCIDENT, "--format", "json")
+    assert r.code == 0, r
+    return r.json()
+
+
+def dangling(doc):
+    return [f for f in doc["findings"] if f["id"] == "pulsar.dangling-producer-future"]
+
+
+def test_names_every_stuck_producer_and_the_unload_behind_it(incident):
+    found = dangling(incident)
+    assert len(found) == 2
+    broker1 = INCIDENT / "pulsar-broker-1.2020-06-01.log"
+    expected = {k: n for k, n in rejections(broker1).items() if n > 10}
+    f1 = next(f for f in found if f["cause"]["bundle"] == "public/default/0x40000000_0x80000000")
+    got = {(s["connection"], s["producer_id"], s["topic"]): s for s in f1["subjects"]}
+    assert set(got) == set(expected)  # two producers stranded by one unload
+    assert {k[2] for k in got} == {"persistent://public/default/orders-partition-3", "persistent://public/default/orders-partition-7"}
+    for key, s in got.items():
+        assert s["attempts"] == expected[key]
+        assert s["still_stuck"] is True
+        assert s["path"].endswith("pulsar-broker-1.2020-06-01.log")
+        assert s["first_seen"].startswith("2020-06-01T23:10:4") and s["last_seen"].startswith("2020-06-02T01:")
+        assert s["client"].endswith("client-orders-7d9f.log")
+    assert f1["severity"] == "critical" and f1["confidence"] >= 0.9
+    # the cause line really is the start of that unload on broker-1
+    cause = f1["cause"]
+    assert cause["kind"] == "bundle-unload" and cause["path"].endswith("pulsar-broker-1.2020-06-01.log")
+    line = broker1.read_text().splitlines()[cause["line"] - 1]
+    assert "Disabling ownership: public/default/0x40000000_0x80000000" in line
+    assert "Overload shedder" in cause["trigger"]
+    # every evidence line is quoted exactly as it is in its file
+    for e in f1["evidence"]:
+        path = SAMPLES.parent / e["path"] if not e["path"].startswith("/") else e["path"]
+        if str(path).endswith(".gz"):
+            continue
+        assert open(path).read().splitlines()[e["line"] - 1] == e["text"]
+    texts = "\n".join(e["text"] for e in f1["evidence"])
+    assert "Creating producer. producerId=3" in texts and "Creating producer. producerId=7" in texts
+    assert "not served by this instance" in texts
+
+
+def test_stuck_producer_on_the_other_broker_resolved_by_a_reconnect(incident):
+    f2 = next(f for f in dangling(incident) if f["cause"]["bundle"] == "public/default/0xc0000000_0xffffffff")
+    (s,) = f2["subjects"]
+    broker2 = INCIDENT / "pulsar-broker-2.2020-06-01.log"
+    counts = rejections(broker2)
+    assert s["topic"] == "persistent://public/default/payments-partition-2"
+    assert s["attempts"] == counts[(s["connection"], s["producer_id"], s["topic"])]
+    assert s["still_stuck"] is False and s["resolved_by"].startswith("connection closed")
+    assert s["client"].endswith("client-payments-5c2a.log.gz")
+    assert f2["severity"] == "high"
+    assert f2["cause"]["path"].endswith("pulsar-broker-2.2020-06-01.log")
+
+
+def test_transient_warning_is_not_reported(incident):
+    subjects = [s for f in dangling(incident) for s in f["subjects"]]
+    transient = [k for k, n in rejections(INCIDENT / "pulsar-broker-2.2020-06-01.log").items() if n <= 3]
+    assert transient, "the sample has a transient decoy"
+    for conn, pid, topic in transient:
+        assert not any(s["connection"] == conn and s["producer_id"] == pid for s in subjects)
+    ruled = " ".join(r for f in dangling(incident) for r in f["ruled_out"])
+    assert "transient, not this bug" in ruled
+
+
+def test_load_shedding_context(incident):
+    shed = [f for f in incident["findings"] if f["id"] == "pulsar.load-shedding"]
+    assert {f["cause"]["broker"] for f in shed} == {"10.0.0.11:8080", "10.0.0.12:8080"}
+    for f in shed:
+        assert f["severity"] in ("info", "low")
+        assert 30 * 60 < f["cause"]["cadence_s"] < 40 * 60
+        assert "> threshold 85%" in f["cause"]["usage"]
+    # ranked after the stuck producers
+    ids = [f["id"] for f in incident["findings"]]
+    assert ids.index("pulsar.load-shedding") > ids.index("pulsar.dangling-producer-future")
+
+
+def test_healthy_case_has_no_stuck_producers(cli):
+    r = cli("analyze", "--tz", "UTC", HEALTHY, "--format", "json")
+    assert r.code == 0, r
+    assert not dangling(r.json())
+    r = cli("analyze", "--tz", "UTC", HEALTHY, "--fail-on", "high")
+    assert r.code == 0, r
+
+
+def test_text_report_and_fail_on(cli):
+    r = cli("analyze", "--tz", "UTC", INCIDENT, "--format", "text", "--fail-on", "high")
+    assert r.code == 1, r
+    out = r.out
+    assert "[CRITICAL] 2 producer(s) stuck since 2020-06-01 23:10:41 UTC" in out
+    assert "Upgrade the brokers to Pulsar 2.5.2 or later" in out
+    assert re.search(r"pulsar-broker-1\.2020-06-01\.log:\d+:", out)
+    todo = out.split("What to do:", 1)[1].split("Ruled out:", 1)[0]
+    assert "client-orders-7d9f.log" in todo and "orders-" in todo
+    assert "Summary" in out and "lines read" in out
+    md = cli("analyze", "--tz", "UTC", INCIDENT, "--format", "markdown")
+    assert md.code == 0 and "### 1. 2 producer(s) stuck" in md.out and "```text" in md.out
+
+
+ISO_BROKER = """\
+2023-09-12T07:30:01,500+0000 [pulsar-load-manager-3-1] INFO  org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl - [ThresholdShedder] Unloading bundle: tenant/ns/0x40000000_0x80000000 from broker broker-1.example:8080
+2023-09-12T07:30:01,600+0000 [pulsar-web-3-1] INFO  org.apache.pulsar.broker.namespace.OwnedBundle - Disabling ownership: tenant/ns/0x40000000_0x80000000
+2023-09-12T07:30:01,700+0000 [pulsar-web-3-1] INFO  org.apache.pulsar.broker.service.Producer - Disconnecting producer: Producer{topic=PersistentTopic{topic=persistent://tenant/ns/events}, client=/10.2.0.5:40001, producerName=p-1, producerId=5}
+2023-09-12T07:30:01,900+0000 [pulsar-io-4-1] INFO  org.apache.pulsar.broker.service.ServerCnx - [/10.2.0.5:40001][persistent://tenant/ns/events] Creating producer. producerId=5
+2023-09-12T07:30:01,901+0000 [pulsar-io-4-1] WARN  org.apache.pulsar.broker.service.BrokerService - Namespace bundle for topic (persistent://tenant/ns/events) not served by this instance. Please redo the lookup. Request is denied: namespace=tenant/ns
+2023-09-12T07:30:02,400+0000 [pulsar-web-3-1] INFO  org.apache.pulsar.broker.namespace.OwnedBundle - Unloading tenant/ns/0x40000000_0x80000000 namespace-bundle with 1 topics completed in 800.0 ms
+"""
+
+
+def test_other_layout_era_and_transient_only(cli, tmp_path):
+    lines = [ISO_BROKER]
+    for i in range(6):
+        lines.append(f"2023-09-12T07:3{1 + i}:00,000+0000 [pulsar-io-4-2] WARN  org.apache.pulsar.broker.service.ServerCnx - [/10.2.0.5:40001][5] Producer with id persistent://tenant/ns/events is already present on the connection\n")
+    p = tmp_path / "broker.log"
+    p.write_text("".join(lines))
+    r = cli("analyze", p, "--format", "json")
+    (f,) = dangling(r.json())
+    (s,) = f["subjects"]
+    assert (s["connection"], s["producer_id"], s["attempts"], s["still_stuck"]) == ("/10.2.0.5:40001", 5, 6, True)
+    assert f["cause"]["bundle"] == "tenant/ns/0x40000000_0x80000000"
+    assert any("post-2.7 layout" in r for r in f["confidence_reasons"])
+    # the same rejections, but cleared within a second by a successful creation: not stuck
+    q = tmp_path / "transient.log"
+    q.write_text(
+        ISO_BROKER
+        + "2023-09-12T07:31:00,000+0000 [pulsar-io-4-2] WARN  org.apache.pulsar.broker.service.ServerCnx - [/10.2.0.5:40001][5] Producer with id persistent://tenant/ns/events is already present on the connection\n"
+        + "2023-09-12T07:31:00,300+0000 [pulsar-io-4-2] WARN  org.apache.pulsar.broker.service.ServerCnx - [/10.2.0.5:40001][5] Producer with id persistent://tenant/ns/events is already present on the connection\n"
+        + "2023-09-12T07:31:00,500+0000 [pulsar-io-4-2] INFO  org.apache.pulsar.broker.service.ServerCnx - [/10.2.0.5:40001] Created new producer: Producer{topic=PersistentTopic{topic=persistent://tenant/ns/events}, client=/10.2.0.5:40001, producerName=p-1, producerId=5}\n"
+    )
+    r = cli("analyze", q, "--format", "json")
+    assert r.code == 0 and not dangling(r.json())
