@@ -290,6 +290,10 @@ def _pattern(entry: dict, pack: Pack, where: str, vocabulary: dict[str, Field]) 
     ignore_case = False
     if contains is None:
         found = required_literals(regex)
+        if found is None:
+            problem = rust_regex_error(regex)
+            if problem:
+                raise _err(where, problem)
         if found is None or min(len(s) for s in found[0]) < MIN_LITERAL:
             raise _err(
                 where,
