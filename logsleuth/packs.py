@@ -242,16 +242,24 @@ def load_pack(path: Path, vocabulary: dict[str, Field]) -> Pack:
     for key in ("id", "system", "description"):
         if not isinstance(data.get(key), str) or not data[key].strip():
             raise _err(name, f"the pack needs a {key!r} string")
+    if not isinstance(data.get("component", ""), str):
+        raise _err(name, "component must be a string")
+    versions = data.get("versions", [])
+    if not isinstance(versions, list) or not all(isinstance(v, (str, int, float)) for v in versions):
+        raise _err(name, "versions must be a list of strings")
+    entries = data.get("pattern", [])
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise _err(name, "patterns must be tables: [[pattern]]")
     pack = Pack(
         id=data["id"],
         system=data["system"],
         component=data.get("component", ""),
         description=data["description"],
-        versions=[str(v) for v in data.get("versions", [])],
+        versions=[str(v) for v in versions],
         source=str(path),
     )
     seen: set[str] = set()
-    for i, entry in enumerate(data.get("pattern", [])):
+    for i, entry in enumerate(entries):
         pid = entry.get("id")
         where = f"{name}: pattern {pid or '#' + str(i + 1)}"
         if not isinstance(pid, str) or not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", pid):
@@ -273,13 +281,13 @@ def _pattern(entry: dict, pack: Pack, where: str, vocabulary: dict[str, Field]) 
     if severity not in SEVERITIES:
         raise _err(where, f"severity must be one of {', '.join(SEVERITIES)}")
     regex = entry["regex"]
-    try:
-        groups = tuple(re.compile(regex).groupindex)
-    except re.error:
-        groups = tuple(re.findall(r"\(\?P?<([A-Za-z_][A-Za-z0-9_]*)>", regex))
+    groups = tuple(dict.fromkeys(re.findall(r"\(\?P?<([A-Za-z_][A-Za-z0-9_]*)>", regex)))
     for g in groups:
         if g not in vocabulary:
             raise _err(where, f"group {g!r} is not in the field vocabulary (patterns/fields.toml)")
+    for key, kind, what in (("types", dict, "a table"), ("description", str, "a string"), ("ignore_case", bool, "true or false")):
+        if key in entry and not isinstance(entry[key], kind):
+            raise _err(where, f"{key} must be {what}")
     types = entry.get("types", {})
     for g, t in types.items():
         if g not in groups:
@@ -289,7 +297,10 @@ def _pattern(entry: dict, pack: Pack, where: str, vocabulary: dict[str, Field]) 
     contains = entry.get("contains")
     ignore_case = False
     if contains is None:
-        found = required_literals(regex)
+        from logsleuth.cache import memo
+
+        lits = memo("literals", regex, lambda: required_literals(regex), "logsleuth.packs")
+        found = (list(lits[0]), bool(lits[1])) if lits else None
         if found is None:
             problem = rust_regex_error(regex)
             if problem:
@@ -306,11 +317,18 @@ def _pattern(entry: dict, pack: Pack, where: str, vocabulary: dict[str, Field]) 
     scope = entry.get("scope", [])
     if isinstance(scope, str):
         scope = [scope]
+    if not isinstance(scope, list) or not all(isinstance(x, str) for x in scope):
+        raise _err(where, "scope must be a logger name or a list of them")
+    raw_samples = entry.get("sample", [])
+    if not isinstance(raw_samples, list):
+        raise _err(where, "samples must be tables: [[pattern.sample]]")
     samples = []
-    for j, s in enumerate(entry.get("sample", [])):
+    for j, s in enumerate(raw_samples):
         if not isinstance(s, dict) or not isinstance(s.get("line"), str):
             raise _err(where, f"sample {j + 1} needs a 'line' string")
         fields = s.get("fields", {})
+        if not isinstance(fields, dict):
+            raise _err(where, f"sample {j + 1}: fields must be a table")
         for k in fields:
             if k not in groups:
                 raise _err(where, f"sample {j + 1}: {k!r} is not a group of the regex")
@@ -341,14 +359,22 @@ def _pattern(entry: dict, pack: Pack, where: str, vocabulary: dict[str, Field]) 
 
 def check_regexes(packs: list[Pack]) -> None:
     """Every regex must compile on Polars' Rust engine: one batch, then one by one to name the culprit."""
+    from logsleuth.cache import memo
+
     pats = [p for pack in packs for p in pack.patterns]
     if not pats:
         return
-    try:
-        pl.select([pl.lit("").str.contains(p.regex).alias(str(i)) for i, p in enumerate(pats)])
+
+    def all_compile() -> bool:
+        try:
+            pl.select([pl.lit("").str.contains(p.regex).alias(str(i)) for i, p in enumerate(pats)])
+            return True
+        except Exception:
+            return False
+
+    key = "\x00".join(p.regex for p in pats)
+    if memo("rust-ok", key, all_compile, "logsleuth.packs"):
         return
-    except Exception:
-        pass
     for p in pats:
         problem = rust_regex_error(p.regex)
         if problem:

@@ -9,7 +9,6 @@ from functools import lru_cache
 from pathlib import Path
 
 from logsleuth.errors import PackError, PatternError
-from logsleuth.layouts.convpattern import compile_pattern
 from logsleuth.layouts.datefmt import TimeSpec
 from logsleuth.resources import patterns_dir
 
@@ -114,17 +113,46 @@ def _open_groups(regex: str) -> int:
     return depth
 
 
-def from_conversion(pattern: str, id: str = "custom", description: str = "") -> Layout:
+def _compile(pattern: str) -> dict:
+    from dataclasses import asdict
+
+    from logsleuth.layouts.convpattern import compile_pattern
+
     c = compile_pattern(pattern)
+    return {
+        "regex": c.regex,
+        "start_regex": c.start_regex,
+        "fields": list(c.fields),
+        "tail_regex": c.tail_regex,
+        "time": asdict(c.time) if c.time is not None else None,
+    }
+
+
+def from_conversion(pattern: str, id: str = "custom", description: str = "", cached: bool = False) -> Layout:
+    """A layout from a log4j/logback conversion pattern (``cached``: remember the compiled form
+    on disk, for the built-in layouts that every run loads)."""
+    if cached:
+        from logsleuth.cache import memo
+
+        c = memo("layout", pattern, lambda: _compile(pattern),
+                 "logsleuth.layouts.convpattern", "logsleuth.layouts.datefmt", "logsleuth.timeparse", "logsleuth.layouts.catalog")
+    else:
+        c = _compile(pattern)
+    t = c["time"]
+    time = None
+    if t is not None:
+        t = dict(t)
+        t["normalize"] = tuple(tuple(x) for x in t["normalize"])
+        time = TimeSpec(**t)
     return Layout(
         id=id,
         description=description or f"conversion pattern {pattern!r}",
-        regex=c.regex,
-        start_regex=c.start_regex,
-        fields=c.fields,
-        time=c.time,
+        regex=c["regex"],
+        start_regex=c["start_regex"],
+        fields=tuple(c["fields"]),
+        time=time,
         conversion=pattern,
-        tail_regex=c.tail_regex,
+        tail_regex=c["tail_regex"],
     )
 
 
@@ -190,7 +218,7 @@ def load_layouts(path: Path | None = None) -> list[Layout]:
         seen.add(lid)
         try:
             if "conversion" in entry:
-                lay = from_conversion(entry["conversion"], lid, entry.get("description", ""))
+                lay = from_conversion(entry["conversion"], lid, entry.get("description", ""), cached=True)
             elif "regex" in entry:
                 lay = _from_regex(entry, where)
             else:

@@ -1,0 +1,96 @@
+"""A small on-disk memo for start-up work that depends only on data and code: compiled built-in
+layouts (so pyparsing is not even imported on a normal run) and each pattern's literals and group
+names. Keyed by the source of the modules that compute the values, so a code change can never
+serve a stale entry. Best effort: an unwritable cache directory just means no cache.
+
+``LOGSLEUTH_CACHE_DIR`` moves it (default ``$XDG_CACHE_HOME/logsleuth`` or ``~/.cache/logsleuth``);
+``LOGSLEUTH_NO_CACHE=1`` turns it off.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+_stores: dict[str, "_Store"] = {}
+
+
+def _dir() -> Path | None:
+    if os.environ.get("LOGSLEUTH_NO_CACHE"):
+        return None
+    base = os.environ.get("LOGSLEUTH_CACHE_DIR")
+    if base:
+        return Path(base)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return Path(xdg) / "logsleuth" if xdg else Path.home() / ".cache" / "logsleuth"
+
+
+@lru_cache(maxsize=16)
+def code_hash(*modules: str) -> str:
+    """Hash of the given modules' source files (plus the version)."""
+    import importlib.util
+
+    from logsleuth import __version__
+
+    h = hashlib.sha1(__version__.encode())
+    for m in modules:
+        spec = importlib.util.find_spec(m)
+        if spec and spec.origin:
+            try:
+                h.update(Path(spec.origin).read_bytes())
+            except OSError:
+                h.update(m.encode())
+    return h.hexdigest()[:16]
+
+
+class _Store:
+    def __init__(self, path: Path | None):
+        self.path = path
+        self.data: dict[str, Any] = {}
+        self.dirty = False
+        if path is not None:
+            try:
+                self.data = json.loads(path.read_text(encoding="utf-8"))
+                if not isinstance(self.data, dict):
+                    self.data = {}
+            except (OSError, ValueError):
+                self.data = {}
+
+    def save(self) -> None:
+        if not self.dirty or self.path is None:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(self.data), encoding="utf-8")
+            os.replace(tmp, self.path)
+        except OSError:
+            pass
+        self.dirty = False
+
+
+def memo(kind: str, key: str, compute: Callable[[], Any], *modules: str) -> Any:
+    """``compute()`` (JSON-serialisable), remembered under (kind, code of ``modules``, key)."""
+    d = _dir()
+    name = f"{kind}-{code_hash(*modules)}"
+    store = _stores.get(name)
+    if store is None:
+        store = _stores[name] = _Store(d / f"{name}.json" if d else None)
+        if len(_stores) == 1:
+            atexit.register(_save_all)
+    if key in store.data:
+        return store.data[key]
+    value = compute()
+    store.data[key] = value
+    store.dirty = True
+    return value
+
+
+def _save_all() -> None:
+    for s in _stores.values():
+        s.save()
