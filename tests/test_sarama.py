@@ -1,0 +1,294 @@
+"""sarama's retry/re-dial stall through the real CLI: the three outage kinds (black hole, refused,
+mute), their time budgets and the "after the change" estimate, the breaker and out-of-brokers
+reports, --sarama-config comparisons, the healthy case, and logs made on the fly with other
+timeouts so that nothing can be tuned to the committed samples.
+
+Expected numbers come from the measured model (../shared/reference/sarama-timing.md): e.g. a black
+hole with Retry.Max=1, DialTimeout=30s, ReadTimeout=3s fails after 126.86 s; the application's last
+successful send was logged about one send interval (1 s) before the failing send began."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, SAMPLES, run
+
+GENERATOR = SAMPLES / "generators" / "sarama.py"
+ID = "sarama.retry-redial-stall"
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("sarama_generator", GENERATOR)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["sarama_generator"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+gen = _generator()
+
+
+def analyze(*args) -> dict:
+    r = run("analyze", "--tz", "UTC", *args, "--format", "json")
+    assert r.code == 0, r
+    return r.json()
+
+
+def stalls(doc) -> list[dict]:
+    return [f for f in doc["findings"] if f["id"] == ID]
+
+
+def one(path, *extra) -> dict:
+    fs = stalls(analyze(path, *extra))
+    assert len(fs) == 1, [f["title"] for f in fs]
+    return fs[0]
+
+
+def budget(f) -> dict:
+    return {b["component"]: b for b in f["details"]["budget"]}
+
+
+_cache: dict = {}
+
+
+def sample(name: str) -> dict:
+    if name not in _cache:
+        _cache[name] = one(SAMPLES / name)
+    return _cache[name]
+
+
+# ----------------------------------------------------------------------------- the generator
+
+
+def test_generator_reproduces_the_measured_table():
+    r = subprocess.run([sys.executable, str(GENERATOR), "--check"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "9 measured runs reproduced" in r.stdout
+
+
+def test_generator_is_deterministic_and_the_samples_are_its_output(tmp_path):
+    r = subprocess.run([sys.executable, str(GENERATOR), str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    for sc in gen.SCENARIOS:
+        assert (tmp_path / sc.path).read_bytes() == (SAMPLES / sc.path).read_bytes(), sc.path
+
+
+# ----------------------------------------------------------------------------- the three kinds
+
+# path, kind, stall (±1 s), failing send as measured (s), topic/partition, broker
+KINDS = [
+    ("sarama-blackhole/orders-producer.log", "blackhole", 127.85, 126.86, "orders/0", "kafka-0.kafka.prod.svc:9092"),
+    ("sarama-blackhole/payments-producer.log", "blackhole", 15.85, 14.86, "payments/2", "10.0.0.7:9092"),
+    ("sarama-refused/inventory-producer.log", "refused", 1.85, 0.85, "inventory/1", "kafka-1:9092"),
+    ("sarama-refused/shipping-producer.log", "refused", 1.85, 0.85, "shipments/0", "127.0.0.1:9092"),
+    ("sarama-silent/orders-api.json", "silent", 13.31, 12.31, "orders/4", "b-1.msk.internal:9092"),
+    ("sarama-silent/ledger-producer.log", "silent", 61.1, 60.1, "ledger/7", "192.168.10.21:9092"),
+]
+
+
+@pytest.mark.parametrize("path,kind,stall,send,tp,broker", KINDS)
+def test_stall_length_kind_partition_and_broker(path, kind, stall, send, tp, broker):
+    f = sample(path)
+    (s,) = f["subjects"]
+    assert s["topic_partition"] == tp
+    assert s["path"].endswith(path)
+    assert abs(s["stall_seconds"] - stall) <= 1.0, s["stall_seconds"]
+    assert s["kind"] == kind and f["cause"]["kind"] == kind
+    assert s["broker"] == broker and f["cause"]["broker"] == broker
+    assert s["ended_by"] == "error"
+    assert s["from"] < s["to"]
+    assert f["details"]["model"]["fits"] is True
+    if s["time_resolution"] == "sub-second":  # microsecond stamps: the failing send itself to 50 ms
+        assert abs(s["send_seconds"] - send) <= 0.05, s["send_seconds"]
+        assert abs(s["idle_seconds"] - 1.0) <= 0.01
+    else:
+        assert abs(s["send_seconds"] - send) <= 1.0
+
+
+def test_blackhole_budget_lstdflags():
+    f = sample("sarama-blackhole/orders-producer.log")
+    (s,) = f["subjects"]
+    b = budget(f)
+    # 1 produce read timeout, 1 metadata read timeout, 4 dials, 3 metadata back-offs, 1 retry back-off
+    assert (s["dial_timeouts"], s["read_timeouts"], s["metadata_backoffs"], s["retry_backoffs"]) == (4, 2, 3, 1)
+    assert abs(s["dial_timeout_seconds"] - 30) <= 1 and abs(s["read_timeout_seconds"] - 3) <= 1
+    assert b["dial_timeout"]["count"] == 4 and abs(b["dial_timeout"]["seconds"] - 120) <= 1
+    assert b["produce_read_timeout"]["count"] == 1 and b["metadata_read_timeout"]["count"] == 1
+    assert b["metadata_backoff"]["each_seconds"] == 0.25 and b["metadata_backoff"]["estimated_seconds"] == 0.75
+    assert abs(b["idle"]["seconds"] - 1) <= 1
+    assert "dial_refused" not in b
+    # every second of the stall is in some component
+    assert abs(sum(x["seconds"] for x in b.values()) - s["stall_seconds"]) < 0.01
+    assert f["details"]["inferred"]["Metadata.Retry.Max"]["value"] == 3
+    assert f["cause"]["dominant_setting"] == "Net.DialTimeout"
+    assert f["severity"] == "high"
+
+
+def test_blackhole_budget_microseconds_and_retry_max_3_behaves_like_1():
+    f = sample("sarama-blackhole/payments-producer.log")
+    (s,) = f["subjects"]
+    b = budget(f)
+    assert (s["dial_timeouts"], s["read_timeouts"], s["metadata_backoffs"], s["retry_backoffs"]) == (4, 2, 3, 1)
+    assert abs(s["dial_timeout_seconds"] - 2.0) <= 0.01 and abs(s["read_timeout_seconds"] - 3.0) <= 0.01
+    assert abs(b["dial_timeout"]["seconds"] - 8.0) <= 0.01
+    assert abs(b["produce_read_timeout"]["seconds"] - 3.0) <= 0.01 and abs(b["metadata_read_timeout"]["seconds"] - 3.0) <= 0.01
+    assert abs(b["metadata_backoff"]["seconds"] - 0.75) <= 0.01
+    assert abs(b["retry_backoff"]["seconds"] - 0.1) <= 0.01
+    assert abs(f["details"]["inferred"]["Producer.Retry.Backoff"]["value"] - 0.1) <= 0.01
+    assert sum(x["seconds"] for x in b.values() if x["component"] == "other") < 0.02
+
+
+def test_refused_budget_breaker_and_out_of_brokers():
+    f = sample("sarama-refused/inventory-producer.log")
+    (s,) = f["subjects"]
+    b = budget(f)
+    assert s["dial_timeouts"] == 0 and s["dial_timeout_seconds"] is None
+    assert s["dials_refused"] == 4 and s["read_timeouts"] == 0
+    assert s["metadata_backoffs"] == 3 and s["retry_backoffs"] == 1
+    assert b["dial_refused"]["seconds"] < 0.01
+    assert abs(b["metadata_backoff"]["seconds"] - 0.75) <= 0.01
+    assert s["out_of_brokers"] == 2  # the failing send, then the next one (which opens the breaker)
+    assert "client has run out of available brokers" in s["returned_error"]
+    (p,) = f["details"]["breaker_open"]
+    assert p["failed_sends"] == 11
+    assert 9.0 <= p["seconds"] <= 10.5  # go-resiliency: open for 10 s
+    assert s["breaker_open_periods"] == 1
+    # fast failure: nothing to shorten
+    assert f["details"]["suggestion"]["change"] == {}
+    assert abs(s["after_change_seconds"] - 0.85) <= 0.01
+    assert f["details"]["recovered_at"] is not None
+
+
+def test_silent_budget_grows_with_retry_max():
+    f3 = sample("sarama-silent/orders-api.json")
+    f1 = sample("sarama-silent/ledger-producer.log")
+    (s3,), (s1,) = f3["subjects"], f1["subjects"]
+    assert s3["read_timeouts"] == 4 and s3["retry_backoffs"] == 3 and s3["dial_timeouts"] == 0
+    assert abs(s3["read_timeout_seconds"] - 3.0) <= 0.01
+    assert abs(budget(f3)["produce_read_timeout"]["seconds"] - 12.0) <= 0.02
+    assert f3["details"]["inferred"]["Producer.Retry.Max"]["value"] == 3
+    assert s1["read_timeouts"] == 2 and s1["retry_backoffs"] == 1 and abs(s1["read_timeout_seconds"] - 30) <= 1
+    assert f1["details"]["inferred"]["Producer.Retry.Max"]["value"] == 1
+    assert "metadata_read_timeout" not in budget(f3) and "dial_timeout" not in budget(f3)
+
+
+# ----------------------------------------------------------------------------- the suggested change
+
+# path, suggested change, worst case after it (model, s)
+AFTER = [
+    ("sarama-blackhole/orders-producer.log", "Net.DialTimeout=5s", 3 + 0.1 + 3 + 4 * 5 + 3 * 0.25),
+    ("sarama-blackhole/payments-producer.log", "Metadata.Retry.Max=1", 3 + 0.1 + 3 + 2 * 2 + 0.25),
+    ("sarama-silent/orders-api.json", "Producer.Retry.Max=1", 2 * 3 + 0.1),
+    ("sarama-silent/ledger-producer.log", "Net.ReadTimeout=12s", 2 * 12 + 0.1),
+]
+
+
+@pytest.mark.parametrize("path,change,after", AFTER)
+def test_after_the_suggested_change(path, change, after):
+    f = sample(path)
+    (s,) = f["subjects"]
+    assert s["suggested_change"] == change
+    assert abs(s["after_change_seconds"] - after) <= 0.01
+    assert abs(f["details"]["suggestion"]["worst_case_seconds"] - after) <= 0.01
+    assert any(change in r for r in f["remediation"])
+
+
+def test_given_config_that_the_log_contradicts():
+    f = one(SAMPLES / "sarama-blackhole/orders-producer.log", "--sarama-config", "Net.DialTimeout=5s,Producer.Retry.Max=1")
+    cfg = f["details"]["config"]
+    assert cfg["given"] == ["Net.DialTimeout", "Producer.Retry.Max"]
+    assert len(cfg["mismatches"]) == 1 and "Net.DialTimeout=5s" in cfg["mismatches"][0] and "30s" in cfg["mismatches"][0]
+    assert any(r.startswith("Make Net.DialTimeout=5s take effect") for r in f["remediation"])
+    assert abs(f["details"]["suggestion"]["with_given_config_seconds"] - 26.85) <= 0.01
+    # a config that matches the log: no mismatch, the model uses the given values
+    f = one(SAMPLES / "sarama-blackhole/orders-producer.log", "--sarama-config", "Net.DialTimeout=30s,Net.ReadTimeout=3s")
+    assert f["details"]["config"]["mismatches"] == []
+    assert abs(f["details"]["model"]["seconds"] - 126.85) <= 0.01
+
+
+def test_later_failure_repeats_the_path():
+    f = sample("sarama-blackhole/orders-producer.log")
+    # the retry-buffer flush and the next message each pay 4 dials + 3 back-offs: 2 × 120.75 s (+ 0.1 s back-off)
+    assert abs(f["details"]["longest_wait_between_errors_seconds"] - 241.6) <= 1.0
+    assert "next error came" in f["root_cause"]
+
+
+# ----------------------------------------------------------------------------- text output
+
+
+def test_text_report():
+    r = run("analyze", "--tz", "UTC", SAMPLES / "sarama-blackhole", SAMPLES / "sarama-refused", SAMPLES / "sarama-silent", "--format", "text")
+    assert r.code == 0, r
+    out = re.sub(r"\s+", " ", re.sub(r"-\n\s+", "-", r.out))  # undo the report's line wrapping
+    assert out.count("id: sarama.retry-redial-stall") == 6
+    assert "sarama send stalled 128 s on orders/0: broker kafka-0.kafka.prod.svc:9092 black-holed" in out
+    assert "4 dial timeouts of ≈30 s (120 s)" in out
+    assert "With Net.DialTimeout=5s a failing send would take ≈26.9 s" in out
+    assert "4 refused dials" in out and "'circuit breaker is open' from 14:03:52 to 14:04:02 (11 sends)" in out
+    assert "4 produce read timeouts of ≈3.0 s (12.0 s)" in out
+    assert "silent (mute)" in out and "refused/closed" in out
+
+
+# ----------------------------------------------------------------------------- the healthy case and fresh logs
+
+
+@pytest.mark.parametrize("style,prefix", [("micro", "[sarama] "), ("lstd", "[Sarama] "), ("zap", "")])
+def test_healthy_log_has_no_stall(tmp_path, style, prefix):
+    p = tmp_path / ("healthy.json" if style == "zap" else "healthy.log")
+    p.write_text(gen.healthy(style, prefix))
+    doc = analyze(p)
+    assert doc["summary"]["events"] > 5  # sarama's start-up lines were read
+    assert stalls(doc) == []
+
+
+@pytest.mark.parametrize(
+    "kind,dial,read,retries,expect_kind",
+    [("blackhole", 10.0, 5.0, 1, "blackhole"), ("mute", 30.0, 7.0, 2, "silent"), ("close", 30.0, 30.0, 2, "refused")],
+)
+def test_other_timeouts_are_inferred_not_assumed(tmp_path, kind, dial, read, retries, expect_kind):
+    sc = gen.Scenario(path="x.log", kind=kind, style="micro", cfg=gen.Config(dial=dial, read=read, retry_max=retries),
+                      addr="10.9.8.7:9093", ip="10.9.8.7", topic="audit", partition=11, seed=5)
+    text, sim = gen.simulate(sc)
+    (tmp_path / "x.log").write_text(text)
+    f = one(tmp_path / "x.log")
+    (s,) = f["subjects"]
+    first = next(r for r in sim.results if r[3] is not None)
+    assert s["kind"] == expect_kind and s["topic_partition"] == "audit/11" and s["broker"] == "10.9.8.7:9093"
+    assert abs(s["send_seconds"] - (first[2] - first[1])) <= 0.05
+    if kind == "blackhole":
+        assert s["dial_timeouts"] == 4 and abs(s["dial_timeout_seconds"] - dial) <= 0.01
+        assert abs(s["read_timeout_seconds"] - read) <= 0.01
+        assert abs(s["send_seconds"] - (2 * read + 0.1 + 4 * dial + 0.75)) <= 0.05
+    elif kind == "mute":
+        assert s["read_timeouts"] == retries + 1 and abs(s["read_timeout_seconds"] - read) <= 0.01
+        assert f["details"]["inferred"]["Producer.Retry.Max"]["value"] == retries
+    else:
+        assert s["dials_refused"] == 4 and s["dial_timeouts"] == 0
+
+
+def test_without_application_lines_the_start_is_estimated():
+    """stdin is read once: only sarama's own lines and the errors are seen, so the last line before the
+    chain is sarama's start-up, 40 s earlier; the start is then the first line minus its wait."""
+    data = (SAMPLES / "sarama-silent/orders-api.json").read_bytes()
+    r = run("analyze", "--tz", "UTC", "-", "--format", "json", input=data)
+    assert r.code == 0, r
+    (f,) = stalls(r.json())
+    (s,) = f["subjects"]
+    assert s["start_estimated"] is True
+    assert s["ended_by"] == "recovery"
+    assert abs(s["stall_seconds"] - 12.4) <= 1.0
+
+
+def test_model_matches_the_measured_table():
+    from logsleuth.detectors.sarama_config import DEFAULTS
+    from logsleuth.detectors.sarama_stall import model_seconds
+
+    kinds = {"close": "refused", "blackhole": "blackhole", "mute": "silent"}
+    for kind, rmax, dial, read, took, _ in gen.MEASURED:
+        c = dict(DEFAULTS, **{"Net.DialTimeout": dial, "Net.ReadTimeout": read, "Producer.Retry.Max": rmax})
+        assert abs(model_seconds(kinds[kind], c) - took) <= 0.015, (kind, rmax, dial, read)
