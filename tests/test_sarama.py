@@ -292,3 +292,40 @@ def test_model_matches_the_measured_table():
     for kind, rmax, dial, read, took, _ in gen.MEASURED:
         c = dict(DEFAULTS, **{"Net.DialTimeout": dial, "Net.ReadTimeout": read, "Producer.Retry.Max": rmax})
         assert abs(model_seconds(kinds[kind], c) - took) <= 0.015, (kind, rmax, dial, read)
+
+
+def test_unrelated_application_lines_during_the_stall(tmp_path):
+    """Other goroutines keep logging while SendMessage hangs: a health-check line every 5 s inside the
+    chain must neither split the incident nor cut the dial waits in two."""
+    lines = (SAMPLES / "sarama-blackhole/orders-producer.log").read_text().splitlines()
+    start = next(i for i, x in enumerate(lines) if "state change to [closing]" in x)
+    end = next(i for i, x in enumerate(lines) if "Producer shutting down." in x)
+    out = lines[:start]
+    for x in lines[start:end]:
+        out.append(x)
+        if "fetching metadata" in x or "retrying after" in x:
+            out.append(x.split(" ", 1)[1][:19] + " GET /healthz 200 0.4ms")
+    out += lines[end:]
+    p = tmp_path / "busy.log"
+    p.write_text("\n".join(out) + "\n")
+    fs = stalls(analyze(p))
+    assert len(fs) == 1, [f["title"] for f in fs]
+    (s,) = fs[0]["subjects"]
+    assert abs(s["stall_seconds"] - 127.85) <= 1.0
+    assert s["dial_timeouts"] == 4 and abs(s["dial_timeout_seconds"] - 30) <= 1
+    assert s["read_timeouts"] == 2 and s["metadata_backoffs"] == 3
+
+
+def test_success_after_the_error_ends_the_incident_without_a_sarama_state_line(tmp_path):
+    """If sarama logs nothing when the leader comes back, the application's next line of the same
+    shape as its last success before the chain ends the incident."""
+    lines = (SAMPLES / "sarama-silent/ledger-producer.log").read_text().splitlines()
+    err = next(i for i, x in enumerate(lines) if "send failed:" in x)
+    rest = [x for x in lines[err + 1:] if not x.startswith("[Sarama] ") or "Producer shutting down." in x]
+    p = tmp_path / "quiet-recovery.log"
+    p.write_text("\n".join(lines[: err + 1] + rest) + "\n")
+    (f,) = stalls(analyze(p))
+    first_ok = next(x for x in rest if "delivered to partition" in x)
+    assert f["details"]["recovered_at"].replace("T", " ").startswith(first_ok[:19].replace("/", "-"))
+    (s,) = f["subjects"]
+    assert abs(s["stall_seconds"] - 61.1) <= 1.0 and s["kind"] == "silent"

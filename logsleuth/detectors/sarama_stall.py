@@ -205,12 +205,29 @@ def _lines(ctx: Context, path: str, ev: pl.DataFrame) -> pl.DataFrame:
     )
     df = df.with_columns(internal=internal, app_error=app_error, chain=chain_ev | app_error)
     df = df.with_columns(ok=pl.col("chain").not_() & looks_sarama.not_() & pl.col("ts").is_not_null())
-    gap = (pl.col("ts") - pl.col("ts").forward_fill().shift(1)).dt.total_microseconds() / 1e6
-    df = df.with_columns(
-        seg=(pl.col("ok") | (gap.fill_null(0) > NEW_INCIDENT_GAP_S)).cast(pl.Int32).cum_sum(),
-        idx=pl.int_range(pl.len()),
+    # An ok line ends an incident only when the leader is back (the last state before it is
+    # 'selected broker'), or when the chain has been quiet for long. Other goroutines of
+    # the service (HTTP handlers, ...) keep logging while SendMessage hangs, and sarama keeps
+    # failing after it returned an error (the retry-buffer flush, the next message); their lines
+    # must not cut a chain in two. (_split_on_success handles a success without a sarama state line.)
+    # 'selected broker' is logged only after a leader lookup succeeded; '[normal]' also ends a
+    # flush whose lookup failed, so it is no sign of health
+    healthy = pl.col("events").list.contains("sarama_leader_selected").fill_null(False)
+    state = (
+        pl.when(pl.col("app_error")).then(pl.lit("err"))
+        .when(pl.col("chain")).then(pl.lit("fail"))
+        .when(healthy).then(pl.lit("healthy"))
+        .otherwise(pl.lit(None, dtype=pl.String))
     )
-    return df
+    df = df.with_columns(_state=state, _state_ts=pl.when(state.is_not_null()).then(pl.col("ts")))
+    df = df.with_columns(_last=pl.col("_state").forward_fill().shift(1), _last_ts=pl.col("_state_ts").forward_fill().shift(1))
+    quiet = (pl.col("ts") - pl.col("_last_ts")).dt.total_microseconds() / 1e6
+    gap = (pl.col("ts") - pl.col("ts").forward_fill().shift(1)).dt.total_microseconds() / 1e6
+    boundary = (
+        pl.col("ok") & (pl.col("_last").is_null() | (pl.col("_last") == "healthy") | (quiet.fill_null(0) > NEW_INCIDENT_GAP_S))
+    ) | (gap.fill_null(0) > NEW_INCIDENT_GAP_S)
+    df = df.with_columns(seg=boundary.cast(pl.Int32).cum_sum(), idx=pl.int_range(pl.len()))
+    return df.drop("_state", "_state_ts", "_last", "_last_ts")
 
 
 def _incidents(df: pl.DataFrame) -> list[tuple[int, int]]:
@@ -227,6 +244,30 @@ def _incidents(df: pl.DataFrame) -> list[tuple[int, int]]:
         .sort("first")
     )
     return [(r["first"], r["last"]) for r in segs.iter_rows(named=True)]
+
+
+def _template(msg: str | None) -> str:
+    return re.sub(r"\d+", "#", msg or "")
+
+
+def _split_on_success(df: pl.DataFrame, first: int, last: int) -> list[tuple[int, int]]:
+    """Cut an incident where the application logs, after an error, a line of the same shape as its
+    last line before the chain (its success line, e.g. 'message # delivered to partition # at
+    offset #') while sarama logged no state line in between."""
+    seg = df.slice(first, last - first + 1).select("idx", "msg", "ok", "chain", "app_error")
+    chain_at = seg.filter(pl.col("chain"))["idx"]
+    if chain_at.len() == 0:
+        return [(first, last)]
+    pre = df.filter((pl.col("idx") < chain_at[0]) & pl.col("ok")).tail(1)
+    err_at = seg.filter(pl.col("app_error"))["idx"]
+    if pre.height == 0 or err_at.len() == 0:
+        return [(first, last)]
+    tpl = _template(pre["msg"][0])
+    later = seg.filter((pl.col("idx") > err_at[0]) & pl.col("ok"))
+    hits = [i for i, m in zip(later["idx"], later["msg"]) if _template(m) == tpl]
+    if not hits:
+        return [(first, last)]
+    return [(first, hits[0] - 1)] + _split_on_success(df, hits[0], last)
 
 
 def _has(row: dict, *names: str) -> bool:
@@ -317,7 +358,9 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int) -
     else:
         before = df.filter((pl.col("idx") < first) & pl.col("ts").is_not_null()).tail(1).to_dicts()
         pre = before[0] if before else None
-    body = rows[start_i:]
+    # the chain's own lines (sarama's, and the errors handed to the application): lines that other
+    # parts of the service logged meanwhile would cut the waits in two
+    body = [r for r in rows[start_i:] if not r["ok"]]
     end_j = next((j for j, r in enumerate(body) if r["app_error"]), None)
     ended_by = "error"
     if end_j is None:
@@ -769,10 +812,13 @@ def run(ctx: Context) -> list[Finding]:
     findings: list[Finding] = []
     for path in paths:
         df = _lines(ctx, path, sar.filter(pl.col("path") == path))
-        for first, last in _incidents(df):
-            f = _analyse(ctx, path, df, first, last)
-            if f is not None:
-                findings.append(f)
+        for seg_first, seg_last in _incidents(df):
+            for first, last in _split_on_success(df, seg_first, seg_last):
+                if df.slice(first, last - first + 1).filter(pl.col("chain") & pl.col("internal")).height == 0:
+                    continue
+                f = _analyse(ctx, path, df, first, last)
+                if f is not None:
+                    findings.append(f)
     return findings
 
 
