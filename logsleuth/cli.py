@@ -341,6 +341,8 @@ def main(argv: list[str] | None = None) -> None:
         from click.exceptions import ClickException
 
     debug = bool(os.environ.get("LOGSLEUTH_DEBUG"))
+    if not debug:
+        _quiet_python()
     code = 0
     try:
         rv = app(args=argv, standalone_mode=False, prog_name="logsleuth")
@@ -348,6 +350,7 @@ def main(argv: list[str] | None = None) -> None:
     except typer.Exit as e:
         code = e.exit_code
     except (typer.Abort, KeyboardInterrupt):
+        _ignore_sigint()
         code = 130
     except ClickException as e:
         e.show()
@@ -358,18 +361,60 @@ def main(argv: list[str] | None = None) -> None:
     except BrokenPipeError:
         _quiet_stdout()
         code = 0
+    except SystemExit as e:
+        if not _stdout_pipe_closed():
+            raise
+        code = 0  # typer turned a broken pipe (`logsleuth events ... | head -1`) into exit 1
     except Exception as e:  # never a traceback for the user; LOGSLEUTH_DEBUG=1 shows it
         if debug:
             raise
         print(f"logsleuth: internal error: {type(e).__name__}: {_one_line(str(e))} (set LOGSLEUTH_DEBUG=1 for details)", file=sys.stderr)
         code = 2
     if code == 130:
+        _ignore_sigint()
         print("logsleuth: interrupted", file=sys.stderr)
     try:
         sys.stdout.flush()
-    except BrokenPipeError:
+    except (BrokenPipeError, ValueError):
         _quiet_stdout()
     sys.exit(code)
+
+
+def _quiet_python() -> None:
+    """What Python itself would print besides our one line: warnings, "Exception ignored in ..."
+    (a generator closed while Ctrl-C unwinds, a flush into a closed pipe at exit), and
+    UnicodeEncodeError on a terminal whose encoding cannot show a character (escaped instead)."""
+    import warnings
+
+    warnings.simplefilter("ignore")
+    sys.unraisablehook = lambda _unraisable: None
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            pass
+
+
+def _ignore_sigint() -> None:
+    """After the first Ctrl-C, a second one (or one Polars re-raises) must not interrupt the exit."""
+    import signal
+
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except (ValueError, OSError):  # not the main thread
+        pass
+
+
+def _stdout_pipe_closed() -> bool:
+    """Was that SystemExit a broken pipe? typer/click wrap stdout in PacifyFlushWrapper, rich points
+    stdout at /dev/null before they exit 1."""
+    if type(sys.stdout).__name__ == "PacifyFlushWrapper":
+        return True
+    try:
+        out, null = os.fstat(sys.stdout.fileno()), os.stat(os.devnull)
+        return (out.st_dev, out.st_ino) == (null.st_dev, null.st_ino)
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _one_line(text: str) -> str:

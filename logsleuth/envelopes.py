@@ -77,7 +77,7 @@ def _json_shape(lines: list[str]) -> dict | None:
             continue
         try:
             o = json.loads(s)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nesting deeper than Python's stack
             continue
         if isinstance(o, dict):
             objs.append(o)

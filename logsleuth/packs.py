@@ -141,8 +141,12 @@ def rust_regex_error(regex: str) -> str | None:
             )
         if "backreference" in text:
             return "the regex uses a backreference (\\1, \\k<name>), which the Rust regex engine does not support"
-        first = text.strip().splitlines()
-        detail = " ".join(x.strip() for x in first[:6] if x.strip() and not x.strip().startswith("^"))
+        text = text.split("This error occurred", 1)[0]  # Polars appends the whole expression
+        lines = [x.strip() for x in text.strip().splitlines() if x.strip()]
+        why = [x[len("error:"):].strip() for x in lines if x.startswith("error:")]
+        detail = why[0] if why else (lines[0] if lines else "unknown error")
+        if detail.startswith("regex error:"):
+            detail = detail[len("regex error:"):].strip()
         return f"the regex does not compile: {detail[:300]}"
     return None
 

@@ -14,6 +14,7 @@ import datetime as dt
 import os
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import polars as pl
@@ -29,30 +30,44 @@ _FILENAME_DATE = re.compile(r"(?<!\d)(20\d{2}|19\d{2})[-_.]?(0[1-9]|1[0-2])[-_.]
 def local_zone() -> str:
     """This machine's IANA zone name (``TZ``, then /etc/localtime), else UTC."""
     tz = os.environ.get("TZ", "").lstrip(":")
-    if tz and _valid_zone(tz):
-        return tz
+    name = _usable_zone(tz) if tz else None
+    if name:
+        return name
     try:
-        target = os.path.realpath("/etc/localtime")
-        if "zoneinfo/" in target:
-            name = target.split("zoneinfo/", 1)[1]
-            if _valid_zone(name):
-                return name
+        name = _usable_zone(os.path.realpath("/etc/localtime"))
+        if name:
+            return name
     except OSError:
         pass
     try:
-        name = Path("/etc/timezone").read_text().strip()
-        if _valid_zone(name):
+        name = _usable_zone(Path("/etc/timezone").read_text().strip())
+        if name:
             return name
     except OSError:
         pass
     return "UTC"
 
 
+def _usable_zone(name: str) -> str | None:
+    """A zone name Polars accepts for ``name`` as TZ or /etc/localtime spell it: a path under
+    zoneinfo/, or the posix/ and right/ variants of the tz database, mean the plain name."""
+    if "zoneinfo/" in name:
+        name = name.split("zoneinfo/", 1)[1]
+    for cand in (name, name.split("/", 1)[1] if name.startswith(("posix/", "right/")) else None):
+        if cand and _valid_zone(cand):
+            return cand
+    return None
+
+
+@lru_cache(maxsize=64)
 def _valid_zone(name: str) -> bool:
+    """Known to Python's zoneinfo *and* to Polars (which has its own copy of the tz database and
+    rejects some names zoneinfo reads from disk: localtime, posixrules, Factory, posix/..., right/...)."""
     try:
         import zoneinfo
 
         zoneinfo.ZoneInfo(name)
+        pl.select(pl.lit(None, dtype=pl.Datetime("us")).dt.replace_time_zone(name))
         return True
     except Exception:
         return False
@@ -81,6 +96,14 @@ def stamp_expr(ts_text: pl.Expr, spec: TimeSpec, year: int | None) -> tuple[pl.E
 
     Exactly one of them is meaningful for a given spec; the others are null literals.
     """
+    import warnings
+
+    with warnings.catch_warnings():  # Polars warns (on stderr) about a bare %f from "SS"-style fractions
+        warnings.simplefilter("ignore", getattr(pl.exceptions, "ChronoFormatWarning", Warning))
+        return _stamp_expr(ts_text, spec, year)
+
+
+def _stamp_expr(ts_text: pl.Expr, spec: TimeSpec, year: int | None) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
     null_aware = pl.lit(None, dtype=pl.Datetime("us", "UTC"))
     null_naive = pl.lit(None, dtype=pl.Datetime("us"))
     null_time = pl.lit(None, dtype=pl.Time)
@@ -257,14 +280,16 @@ def parse_when(text: str, zone: str, first: dt.datetime | None, last: dt.datetim
     if m:
         unit = m.group("unit").lower()
         key = "ms" if unit == "ms" else unit[0]
-        delta = dt.timedelta(seconds=float(m.group("n")) * _UNIT_SECONDS[key])
-        if m.group("sign") == "+" and not m.group("ago"):
-            if first is None:
-                raise LogsleuthError(f"{text!r}: the inputs have no timestamps to count from")
-            return first + delta
-        if last is None:
-            raise LogsleuthError(f"{text!r}: the inputs have no timestamps to count back from")
-        return last - delta
+        forward = m.group("sign") == "+" and not m.group("ago")
+        base = first if forward else last
+        if base is None:
+            where = "to count from" if forward else "to count back from"
+            raise LogsleuthError(f"{text!r}: the inputs have no timestamps {where}")
+        try:
+            delta = dt.timedelta(seconds=float(m.group("n")) * _UNIT_SECONDS[key])
+            return base + delta if forward else base - delta
+        except OverflowError:
+            raise LogsleuthError(f"{text!r}: out of range (the result is not a date)") from None
     try:
         t = dparser.parse(text)
     except (ValueError, OverflowError):
@@ -273,4 +298,8 @@ def parse_when(text: str, zone: str, first: dt.datetime | None, last: dt.datetim
         ) from None
     if t.tzinfo is None:
         t = t.replace(tzinfo=zoneinfo.ZoneInfo(zone))
-    return t.astimezone(dt.timezone.utc)
+    try:
+        return t.astimezone(dt.timezone.utc)
+    except (ValueError, OverflowError):  # year 1 east of UTC, year 9999 west of it
+        raise LogsleuthError(f"{text!r}: out of range (the time in UTC is not a date)") from None
+

@@ -72,11 +72,22 @@ def _zone_name(z: str) -> str:
 
 
 def compile_date(pattern: str | None, zone: str | None = None) -> tuple[str, TimeSpec]:
-    """A Java date pattern (or a log4j2 named format) -> (regex, TimeSpec)."""
+    """A Java date pattern (or a log4j2 named format) -> (regex, TimeSpec).
+
+    Raises :class:`~logsleuth.errors.PatternError` only (for a zone Polars cannot use)."""
     if pattern is None or pattern.strip() == "":
         pattern = DEFAULT_FORMAT
     pattern = pattern.strip()
     zone_name = _zone_name(zone) if zone else None
+    if zone_name is not None:
+        from logsleuth.errors import PatternError
+        from logsleuth.timeparse import _valid_zone
+
+        if not _valid_zone(zone_name):
+            raise PatternError(
+                f"unknown or unsupported time zone {zone.strip()!r} in the date option "
+                "(use an IANA name such as Asia/Kolkata, or GMT+N for whole hours)"
+            )
     if pattern in ("UNIX", "UNIX_MILLIS"):
         return (r"\d{10}" if pattern == "UNIX" else r"\d{13}"), TimeSpec(
             epoch="s" if pattern == "UNIX" else "ms", has_zone=True
@@ -152,7 +163,24 @@ def compile_date(pattern: str | None, zone: str | None = None) -> tuple[str, Tim
         normalize=tuple(normalize),
         supported=supported,
     )
+    if supported and not _polars_accepts(spec):
+        # a format Polars refuses (e.g. an hour without minutes): the stamp is matched, not parsed
+        spec = TimeSpec(spec.fmt, spec.has_date, spec.has_year, spec.has_zone, spec.zone, spec.epoch, spec.normalize, False)
     return "".join(regex), spec
+
+
+def _polars_accepts(spec: TimeSpec) -> bool:
+    """Does the parse that :func:`logsleuth.timeparse.stamp_expr` builds for ``spec`` run?"""
+    import polars as pl
+
+    from logsleuth.timeparse import stamp_expr
+
+    exprs = stamp_expr(pl.lit("2000-01-01 00:00:00", dtype=pl.String), spec, 2000)
+    try:
+        pl.select(*(e.alias(str(i)) for i, e in enumerate(exprs)))
+    except Exception:  # polars raises ComputeError / InvalidOperationError for a bad format
+        return False
+    return True
 
 
 def _letter(letter: str, n: int) -> tuple[str | None, str]:
