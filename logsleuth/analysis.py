@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from logsleuth import events as ev
+from logsleuth import skew
+from logsleuth.links import Links
 from logsleuth.detectors import run_all
 from logsleuth.detectors.base import Context
 from logsleuth.findings import Finding
@@ -44,6 +46,20 @@ class Analysis:
         return dict(self.events.group_by("path").len().iter_rows())
 
 
+def correlate(result: ev.EventSet, skew_mode: str = "auto") -> tuple[pl.DataFrame, Links]:
+    """The one-timeline step: link client logs to broker connections, estimate each client's clock
+    skew, and (``auto``) correct the strong ones. Says what it did on each input."""
+    links = Links(result.events)
+    events = result.events
+    if skew_mode != "off":
+        skews = skew.estimate(events, links)
+        if skew_mode == "auto":
+            events = skew.apply(events, skews, result.inputs)
+        for rep in result.inputs:
+            rep.clock_skew = skews.get(rep.name)
+    return events, links
+
+
 def analyze(
     paths: list[str],
     opts: ReadOptions,
@@ -51,13 +67,15 @@ def analyze(
     flt: ev.EventFilter | None = None,
     detector_options: dict | None = None,
     only: list[str] | None = None,
+    skew_mode: str = "auto",
 ) -> Analysis:
     result = ev.collect(paths, opts, packs, flt)
-    ctx = Context(result.events, result.inputs, detector_options or {}, read_options=opts)
+    events, links = correlate(result, skew_mode)
+    ctx = Context(events, result.inputs, detector_options or {}, read_options=opts, links=links)
     findings = run_all(ctx, only)
     return Analysis(
         inputs=result.inputs,
-        events=result.events,
+        events=events,
         findings=findings,
         since=flt.since if flt else None,
         until=flt.until if flt else None,

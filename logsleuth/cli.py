@@ -66,6 +66,18 @@ class AnalyzeFormat(str, Enum):
     json = "json"
 
 
+class SkewMode(str, Enum):
+    auto = "auto"
+    report = "report"
+    off = "off"
+
+
+SkewOpt = Annotated[
+    SkewMode,
+    typer.Option("--skew", help="Client clock skew: auto = estimate, report, and correct it when the evidence is strong; report = estimate only; off."),
+]
+
+
 class Severity(str, Enum):
     critical = "critical"
     high = "high"
@@ -203,6 +215,7 @@ def analyze(
     ] = None,
     since: SinceOpt = None,
     until: UntilOpt = None,
+    skew: SkewOpt = SkewMode.auto,
     patterns: PatternsOpt = None,
     tz: TzOpt = None,
     date: DateOpt = None,
@@ -224,7 +237,7 @@ def analyze(
 
         det_opts["sarama_config"] = parse_sarama_config(sarama_config)
     flt = ev.EventFilter(since_text=since, until_text=until, zone=opts.tz or opts.zone_for("")[0])
-    result = run(paths, opts, packs, flt, det_opts, detector)
+    result = run(paths, opts, packs, flt, det_opts, detector, skew_mode=skew.value)
     fmt = format or (AnalyzeFormat.terminal if (is_terminal() and output is None) else AnalyzeFormat.text)
     _emit_report(result, fmt, output)
     if fail_on is not None and any(at_or_above(f.severity, fail_on.value) for f in result.findings):
@@ -252,6 +265,76 @@ def _emit_report(result, fmt: "AnalyzeFormat", output: Path | None) -> None:
     except OSError as e:
         raise LogsleuthError(f"{output}: cannot write ({e.strerror or e})") from None
     print(f"wrote {output}", file=sys.stderr)
+
+
+class TimelineFormat(str, Enum):
+    terminal = "terminal"
+    lines = "lines"
+    ndjson = "ndjson"
+    csv = "csv"
+    parquet = "parquet"
+
+
+@app.command()
+def timeline(
+    paths: Paths,
+    format: Annotated[
+        Optional[TimelineFormat],
+        typer.Option("--format", "-f", help="terminal (default on a terminal): sparklines and cause markers; lines (default when piped): 'ISO-time path:line:text'; ndjson; csv; parquet (needs -o)."),
+    ] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file (required for parquet).")] = None,
+    around: Annotated[Optional[str], typer.Option("--around", help="Zoom in: a time (absolute or relative, like --since).")] = None,
+    window: Annotated[str, typer.Option("--window", help="With --around: how far either side (e.g. 5m, 30s, 2h).")] = "5m",
+    event: Annotated[Optional[list[str]], typer.Option("--event", "-e", help="Only these events (names or globs).")] = None,
+    system: Annotated[Optional[list[str]], typer.Option("--system", "-s", help="Only these systems or packs.")] = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    skew: SkewOpt = SkewMode.auto,
+    patterns: PatternsOpt = None,
+    tz: TzOpt = None,
+    date: DateOpt = None,
+    layout: LayoutOpt = None,
+    layout_pattern: LayoutPatternOpt = None,
+) -> None:
+    """All inputs' events on one UTC axis (client clocks corrected for skew), with causes marked."""
+    from logsleuth import events as ev
+    from logsleuth import timeline as tl
+    from logsleuth.analysis import correlate
+    from logsleuth.packs import load_packs
+    from logsleuth.render import events as evview
+    from logsleuth.render import timeline as view
+    from logsleuth.render.console import is_terminal
+    from logsleuth.timeline import parse_duration
+    from logsleuth.timeparse import parse_when
+
+    opts = read_options(tz, date, layout, layout_pattern)
+    packs = load_packs(patterns)
+    zone = opts.tz or opts.zone_for("")[0]
+    flt = ev.EventFilter(since_text=since, until_text=until, zone=zone, events=event or [], systems=system or [])
+    result = ev.collect(paths, opts, packs, flt)
+    events, _ = correlate(result, skew.value)
+    if around:
+        first, last = result.span
+        center = parse_when(around, zone, first, last)
+        events = tl.around(events, center, parse_duration(window))
+    notes = [f"{r.name}: clock {r.clock_skew.describe()}" for r in result.inputs if r.clock_skew is not None and r.clock_skew.status != "no counterpart"]
+    fmt = format or (TimelineFormat.terminal if is_terminal() and output is None else TimelineFormat.lines)
+    if fmt == TimelineFormat.parquet:
+        if output is None:
+            raise LogsleuthError("--format parquet writes a file: give -o FILE.parquet")
+        view.parquet(events, output)
+        print(f"wrote {events.height:,} events to {output}", file=sys.stderr)
+    elif output is not None:
+        raise LogsleuthError("-o is for --format parquet; redirect the other formats")
+    elif fmt == TimelineFormat.terminal:
+        view.terminal(tl.histogram(events), events, notes)
+    elif fmt == TimelineFormat.ndjson:
+        evview.ndjson(events, packs)
+    elif fmt == TimelineFormat.csv:
+        evview.csv(events, packs)
+    else:
+        view.lines(events)
+    raise typer.Exit(0 if events.height else 1)
 
 
 patterns_app = typer.Typer(help="List, show, test and check pattern packs.", no_args_is_help=True, rich_markup_mode=None)

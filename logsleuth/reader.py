@@ -24,6 +24,7 @@ from logsleuth.sources import CHUNK_BYTES, ReadStats, Source, read_lines
 from logsleuth.timeparse import FileClock, iso_utc, local_zone
 
 Select = Callable[[], pl.Expr]
+COVERAGE_EVERY = 20  # every 20th record's time and level is kept for coverage (gaps, levels)
 
 
 @dataclass
@@ -81,6 +82,8 @@ class InputReport:
     skipped_input: str | None = None  # why the input was skipped (a binary file found in a directory)
     events: int = 0  # filled in by the matcher
     unmatched_records: int | None = None  # records no pattern recognised (None: not matched)
+    coverage: pl.DataFrame | None = None  # {ts, level} of every COVERAGE_EVERY-th record (all, for inspect)
+    clock_skew: object | None = None  # logsleuth.skew.Skew, when estimated
 
     @property
     def lines(self) -> int:
@@ -131,7 +134,7 @@ def read_source(src: Source, opts: ReadOptions, select: Select | None = None) ->
             naive = clock.naive_from_tod(starts).select("rid", "_ts_naive")
             clock.observe_naive(naive)
         if select is not None:
-            edge = pl.col("rid").is_in([rid_base, rid_base + n_starts - 1])
+            edge = pl.col("rid").is_in([rid_base, rid_base + n_starts - 1]) | (pl.col("rid") % COVERAGE_EVERY == 0)
             wanted = lines.filter(pl.col("_sel")).select("rid").unique()
             sub = lines.filter(pl.col("rid").is_in(wanted["rid"].implode()) | edge)
             rec = assemble(sub, det.layout, clock, naive)
@@ -181,9 +184,13 @@ def read_source(src: Source, opts: ReadOptions, select: Select | None = None) ->
         last = recs.row(int(recs["ts"].arg_max()), named=True)  # type: ignore[arg-type]
         report.first_ts, report.first_stamp = first["ts"], first["ts_text"]
         report.last_ts, report.last_stamp = last["ts"], last["ts_text"]
+    report.coverage = recs.select("ts", "level").filter(pl.col("ts").is_not_null()).sort("ts")
     recs = recs.filter(pl.col("_selected")).drop("_selected", "rid", "env_ts")
     if select is None:
         report.records_without_ts = int(recs["ts"].null_count())
+        back = int(recs.select((pl.col("ts") < pl.col("ts").forward_fill().shift(1)).sum()).item() or 0)
+        if back:  # every record was parsed here, so the count is exact (the event path does not parse them all)
+            stats.note(f"{back} record(s) have a timestamp earlier than the record before them (out of order)")
     report.skipped_lines = stats.lines - report.lines_in_records
     return recs, report
 
@@ -248,6 +255,9 @@ def input_json(rep: InputReport) -> dict:
         "first_stamp": rep.first_stamp,
         "last_stamp": rep.last_stamp,
         "zone": rep.zone,
+        "clock_skew_s": rep.clock_skew.to_json()["clock_skew_s"] if rep.clock_skew is not None else None,
+        "clock_skew_pairs": rep.clock_skew.pairs if rep.clock_skew is not None else None,
+        "clock_skew": rep.clock_skew.to_json() if rep.clock_skew is not None else None,
         "date_source": rep.date_source or None,
         "midnight_rollovers": rep.rollovers,
         "notes": list(s.notes),

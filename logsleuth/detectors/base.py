@@ -15,6 +15,9 @@ from typing import Callable
 import polars as pl
 
 from logsleuth.findings import Evidence, Finding
+from logsleuth.coverage import Coverage
+from logsleuth.coverage import compute as compute_coverage
+from logsleuth.links import Links
 from logsleuth.reader import InputReport, ReadOptions
 from logsleuth.render.safe import visible
 
@@ -25,7 +28,24 @@ class Context:
     inputs: list[InputReport]
     options: dict = field(default_factory=dict)  # detector options from the CLI (e.g. sarama_config)
     read_options: ReadOptions | None = None  # how the inputs were read (for records())
+    links: Links | None = None  # broker connection -> client log
     _records: dict = field(default_factory=dict, repr=False)
+    _coverage: dict = field(default_factory=dict, repr=False)
+
+    def coverage(self, path: str) -> Coverage | None:
+        """Span, gaps and levels of one input (see logsleuth/coverage.py)."""
+        if path not in self._coverage:
+            rep = self.input(path)
+            if rep is None:
+                return None
+            self._coverage[path] = compute_coverage(rep, self.events.filter(pl.col("path") == path))
+        return self._coverage[path]
+
+    def client_of(self, connection: str | None):
+        """The client log that made a broker-side connection (a links.Link), if the logs tell."""
+        if self.links is None:
+            self.links = Links(self.events)
+        return self.links.client_of(connection)
 
     def records(self, path: str) -> pl.DataFrame:
         """Every record of one input (line, line_end, ts, level, logger, thread, msg, raw), read

@@ -197,23 +197,29 @@ def _unload_for(ev: pl.DataFrame, s: dict) -> dict | None:
     return cause
 
 
-def _client_links(ev: pl.DataFrame, s: dict) -> list[dict]:
-    """Client-side lines of the same producer: its 'Created producer on cnx [... L:<connection>'
-    (exact: the connection's local address) and its 'Failed to create producer: Producer is already
-    present on the connection' (same topic)."""
+def _client_links(ctx: Context, ev: pl.DataFrame, s: dict) -> tuple[list[dict], str | None, str | None]:
+    """The client log of a stuck producer and its lines: the connection (links.py: the client's
+    'Created producer on cnx [... L:<connection> ...]', exact, or another connection of the same
+    host) and the rejection the application saw ('Failed to create producer: Producer is already
+    present on the connection', same topic, in that client's log)."""
     out: list[dict] = []
+    link = ctx.client_of(s["connection"])
     cli = ev.filter(pl.col("component") == "client")
-    if s["connection"]:
-        exact = cli.filter((pl.col("event") == "client_producer_created") & (pl.col("local_address") == s["connection"]) & (pl.col("topic") == s["topic"]))
-        out += rows(exact.sort("ts").tail(1))
+    if link is not None:
+        proof = cli.filter((pl.col("path") == link.client_path) & (pl.col("line") == link.line))
+        out += rows(proof.head(1))
     fails = cli.filter(
         (pl.col("event") == "client_producer_create_failed")
         & (pl.col("topic") == s["topic"])
         & pl.col("error").str.contains("already present on the connection", literal=True)
     )
+    if link is not None:
+        fails = fails.filter(pl.col("path") == link.client_path)
     if fails.height:
         out += rows(fails.sort("ts").head(1))
-    return out
+    client = link.client_path if link else (out[-1]["path"] if out else None)
+    how = link.how if link else ("same topic" if out else None)
+    return out, client, how
 
 
 def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.DataFrame, ends: dict) -> Finding:
@@ -231,13 +237,14 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
         }.get(c_row["event"], c_row["event"])
         evid.append(evidence(c_row, note))
     clients: set[str] = set()
+    gaps: list[str] = []
     for s in members:
         end = ends.get(s["path"])
         resolved = s["recovered_at"] or s["released_at"]
         still_stuck = resolved is None
         still += int(still_stuck)
-        links = _client_links(ev, s)
-        client_paths = sorted({r["path"] for r in links})
+        links, client, how = _client_links(ctx, ev, s)
+        client_paths = [client] if client else []
         clients.update(client_paths)
         subjects.append({
             "connection": s["connection"],
@@ -251,7 +258,8 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
             "stuck_for": fmt_duration(((resolved or end or s["last"]) - s["first"]).total_seconds()),
             "resolved_by": None if still_stuck else ("Created new producer" if s["recovered_at"] else "connection closed (client reconnected)"),
             "resolved_at": resolved,
-            "client": ", ".join(client_paths) or None,
+            "client": client,
+            "client_link": how,
             "dangling_creation_line": int(s["creating"]["line"]) if s["creating"] else None,
         })
         if s["creating"]:
@@ -261,7 +269,13 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
         evid.append(evidence(s["first_row"], f"first rejected retry of producer {s['producer_id']}"))
         evid.append(evidence(s["last_row"], f"last rejected retry ({s['attempts']} in all)" + (", still failing when the log ends" if still_stuck else "")))
         for r in links:
-            evid.append(evidence(r, "client side" + (": the producer's connection" if r["event"] == "client_producer_created" else ": the rejection the application sees")))
+            evid.append(evidence(r, "client side" + (": the rejection the application sees" if r["event"] == "client_producer_create_failed" else f": the client made connection {safe(s['connection'])} ({how})")))
+        if client:
+            cov = ctx.coverage(client)
+            if cov is not None:
+                ok, why = cov.covers(s["first"], s["last"])
+                if not ok:
+                    gaps.append(f"- the client log does not cover the whole stuck period: {safe(why)}")
     evid.sort(key=lambda e: (e.ts or dt.datetime.max.replace(tzinfo=dt.timezone.utc), e.path, e.line))
     # dedupe (two producers can share the cause lines)
     seen: set = set()
@@ -295,6 +309,14 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
     era = _era_hint(ctx, members)
     if era:
         reasons.append(era)
+    for path in sorted({s["path"] for s in members}):
+        cov = ctx.coverage(path)
+        if cov is not None and not cov.has_info:
+            reasons.append(f"- {safe(path)} holds no INFO lines: the creation and unload steps cannot be shown")
+            confidence -= 0.1
+    if gaps:
+        reasons.extend(sorted(set(gaps)))
+        confidence -= 0.05
 
     first = min(s["first"] for s in members)
     last = max(s["last"] for s in members)

@@ -64,6 +64,9 @@ def notes(a: Analysis) -> list[str]:
             out.append(f"{visible(r.name)}: {visible(n)}")
         if r.stats.replaced_bytes:
             out.append(f"{visible(r.name)}: {r.stats.replaced_bytes} bytes were not valid text and were replaced")
+        sk = r.clock_skew
+        if sk is not None and sk.status != "no counterpart":
+            out.append(f"{visible(r.name)}: clock {sk.describe()}")
         if r.date_source and "modification time" in r.date_source or r.date_source.startswith("today"):
             out.append(f"{visible(r.name)}: time-only stamps dated by {r.date_source}; give --date if that is wrong")
     if a.since or a.until:

@@ -18,6 +18,7 @@ pulsar-incident (2020-06-01 22:00 → 2020-06-02 01:30 UTC, crosses midnight):
   * 23:40 a transient "already present" on broker-2 that clears within a second (decoy);
   * 00:20 unload of public/default/0xc0000000_0xffffffff from broker-2 strands one producer of
     the payments client, which reconnects (restarted) at 01:05;
+The payments host's clock runs 3.2 s ahead, the billing host's 1.7 s behind (in +08:00 stamps).
 pulsar-healthy: the same traffic and unloads, everyone recovers.
 """
 
@@ -69,7 +70,8 @@ class Client:
     ip: str
     app: str
     layout: str  # "sb2" | "sb3"
-    offset: dt.timedelta = dt.timedelta(0)
+    offset: dt.timedelta = dt.timedelta(0)  # the zone offset its stamps are written in
+    skew: dt.timedelta = dt.timedelta(0)  # how far the host's clock is off
     ports: dict = field(default_factory=dict)  # broker -> local port of its connection
 
 
@@ -89,7 +91,7 @@ class World:
         self.emit(b, t, f"{stamp} [{thread}] {level:<5} {logger} - {msg}")
 
     def client(self, c: Client, t: dt.datetime, thread: str, level: str, logger: str, msg: str) -> None:
-        local = t + c.offset
+        local = t + c.skew + c.offset
         short = _abbrev(logger, 39)
         if c.layout == "sb2":
             stamp = local.strftime("%Y-%m-%d %H:%M:%S.") + f"{local.microsecond // 1000:03d}"
@@ -256,8 +258,8 @@ def build(healthy: bool, seed: int) -> World:
     w = World(seed)
     clients = {
         "client-orders-7d9f.log": Client("client-orders-7d9f.log", "orders-7d9f", "10.1.116.123", "orders-svc", "sb2"),
-        "client-payments-5c2a.log.gz": Client("client-payments-5c2a.log.gz", "payments-5c2a", "10.1.105.84", "payments-svc", "sb2"),
-        "client-billing-1b7e.log": Client("client-billing-1b7e.log", "billing-1b7e", "10.1.117.9", "billing-svc", "sb3", dt.timedelta(hours=8)),
+        "client-payments-5c2a.log.gz": Client("client-payments-5c2a.log.gz", "payments-5c2a", "10.1.105.84", "payments-svc", "sb2", skew=dt.timedelta(seconds=3.2)),
+        "client-billing-1b7e.log": Client("client-billing-1b7e.log", "billing-1b7e", "10.1.117.9", "billing-svc", "sb3", dt.timedelta(hours=8), skew=dt.timedelta(seconds=-1.7)),
     }
     producers: list[Producer] = []
     pid = {k: 0 for k in clients}

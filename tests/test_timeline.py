@@ -1,0 +1,157 @@
+"""One timeline across hosts: zones, a time-only log crossing midnight, clock skew, linking, coverage,
+and the `timeline` command, through the real CLI."""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import json
+import shutil
+import zoneinfo
+
+import polars as pl
+
+from conftest import SAMPLES
+
+UTC = dt.timezone.utc
+T0 = dt.datetime(2024, 3, 9, 15, 50, 0, tzinfo=UTC)  # 23:50 in Shanghai: the broker log crosses midnight
+TOPICS = [f"persistent://public/default/t-{i}" for i in range(12)]
+
+
+def broker_line(t: dt.datetime, level: str, logger: str, msg: str) -> str:
+    local = t.astimezone(zoneinfo.ZoneInfo("Asia/Shanghai"))
+    return f"{local:%H:%M:%S}.{local.microsecond // 1000:03d} [pulsar-io-1-1] {level:<5} {logger} - {msg}"
+
+
+def sb3_line(t: dt.datetime, msg: str, logger: str = "o.a.pulsar.client.impl.ProducerImpl") -> str:
+    local = t.astimezone(dt.timezone(dt.timedelta(hours=2)))
+    return f"{local:%Y-%m-%dT%H:%M:%S}.{local.microsecond // 1000:03d}+02:00  INFO 1 --- [io-1-1] {logger:<40} : {msg}"
+
+
+def sb2_line(t: dt.datetime, msg: str, logger: str = "o.a.pulsar.client.impl.ProducerImpl") -> str:
+    local = t.astimezone(zoneinfo.ZoneInfo("America/New_York"))
+    return f"{local:%Y-%m-%d %H:%M:%S}.{local.microsecond // 1000:03d}  INFO 4242 --- [io-1-1] {logger:<40} : {msg}"
+
+
+def scenario(tmp_path, creations: dict[str, int], skews: dict[str, float]):
+    """A broker (Shanghai, time-only) and clients that each create producers; each client's clock is
+    off by skews[name] seconds. Returns the paths."""
+    broker: list[tuple[dt.datetime, str]] = []
+    clients: dict[str, list[tuple[dt.datetime, str]]] = {k: [] for k in creations}
+    t = T0
+    port = 20000
+    for ci, (name, n) in enumerate(creations.items()):
+        for k in range(n):
+            t += dt.timedelta(seconds=97)  # every ~1.6 min, so the broker log passes midnight
+            port += 1
+            conn = f"/10.9.{ci}.5:{port}"
+            topic = TOPICS[k % len(TOPICS)]
+            pr = f"Producer{{topic=PersistentTopic{{topic={topic}}}, client={conn}, producerName={name}-{k}, producerId={k}}}"
+            broker.append((t, broker_line(t, "INFO", "org.apache.pulsar.broker.service.ServerCnx", f"[{conn}][{topic}] Creating producer. producerId={k}")))
+            broker.append((t + dt.timedelta(milliseconds=4), broker_line(t + dt.timedelta(milliseconds=4), "INFO", "org.apache.pulsar.broker.service.ServerCnx", f"[{conn}] Created new producer: {pr}")))
+            ct = t + dt.timedelta(milliseconds=9) + dt.timedelta(seconds=skews[name])
+            fmt = sb3_line if name == "alpha" else sb2_line
+            clients[name].append((ct, fmt(ct, f"[{topic}] [{name}-{k}] Created producer on cnx [id: 0x{port:08x}, L:{conn} - R:broker-1/10.0.0.11:6650]")))
+    bpath = tmp_path / "broker-2024-03-09.log"
+    bpath.write_text("\n".join(x for _, x in sorted(broker)) + "\n")
+    paths = {"broker": bpath}
+    for name, lines in clients.items():
+        p = tmp_path / f"client-{name}.log"
+        p.write_text("\n".join(x for _, x in sorted(lines)) + "\n")
+        paths[name] = p
+    return paths
+
+
+def inputs_by_name(doc):
+    return {i["path"].rsplit("/", 1)[-1]: i for i in doc["inputs"]}
+
+
+def test_three_zones_midnight_and_known_skews(cli, tmp_path):
+    skews = {"alpha": 2.5, "beta": -4.0, "gamma": 1.0}
+    paths = scenario(tmp_path, {"alpha": 8, "beta": 6, "gamma": 3}, skews)
+    r = cli("analyze", *paths.values(), "--tz", "broker-*=Asia/Shanghai", "--tz", "client-[bg]*=America/New_York", "--format", "json")
+    assert r.code == 0, r
+    ins = inputs_by_name(r.json())
+    b = ins["broker-2024-03-09.log"]
+    assert b["midnight_rollovers"] == 1 and b["date_source"] == "date in the file name"
+    assert b["first_ts"].startswith("2024-03-09T15:5")  # 23:5x Shanghai = 15:5x UTC
+    for name, true in skews.items():
+        sk = ins[f"client-{name}.log"]["clock_skew"]
+        if name == "gamma":  # 3 pairs: not enough evidence
+            assert sk["status"] == "not enough evidence" and sk["pairs"] == 3 and sk["clock_skew_s"] is None
+            assert ins["client-gamma.log"]["clock_skew_s"] is None
+            continue
+        assert sk["status"] == "estimated" and sk["pairs"] >= 5
+        assert abs(sk["clock_skew_s"] - true) < 0.5, (name, sk)
+        assert ins[f"client-{name}.log"]["clock_skew_pairs"] == sk["pairs"]
+        assert sk["applied"] is True
+
+
+def test_wrong_zone_is_called_out_not_corrected(cli, tmp_path):
+    paths = scenario(tmp_path, {"beta": 6}, {"beta": 0.0})
+    # beta writes New York time; read as UTC it is 4 or 5 hours off
+    r = cli("analyze", *paths.values(), "--tz", "broker-*=Asia/Shanghai", "--tz", "UTC", "--format", "json")
+    sk = inputs_by_name(r.json())["client-beta.log"]["clock_skew"]
+    assert sk["status"] == "zone mismatch" and sk["applied"] is False
+    assert round(abs(sk["clock_skew_s"]) / 3600) in (4, 5)
+    text = cli("analyze", *paths.values(), "--tz", "broker-*=Asia/Shanghai", "--tz", "UTC", "--format", "text").out
+    assert "check --tz for this file" in text
+
+
+def test_skew_correction_puts_client_events_on_the_broker_clock(cli, tmp_path):
+    paths = scenario(tmp_path, {"alpha": 6}, {"alpha": 30.0})
+    common = [*paths.values(), "--tz", "broker-*=Asia/Shanghai", "--format", "ndjson", "--event", "*producer_created"]
+    fixed = [json.loads(x) for x in cli("timeline", *common).out.splitlines()]
+    raw = [json.loads(x) for x in cli("timeline", *common, "--skew", "report").out.splitlines()]
+
+    def gaps(evs):
+        broker = {e["topic"]: e["ts"] for e in evs if e["event"] == "producer_created"}
+        client = [e for e in evs if e["event"] == "client_producer_created"]
+        return [
+            (dt.datetime.fromisoformat(c["ts"].replace("Z", "+00:00")) - dt.datetime.fromisoformat(broker[c["topic"]].replace("Z", "+00:00"))).total_seconds()
+            for c in client
+        ]
+
+    assert all(29 < g < 31 for g in gaps(raw))
+    assert all(abs(g) < 0.5 for g in gaps(fixed))
+
+
+def test_timeline_formats_and_zoom(cli, tmp_path):
+    inc = SAMPLES / "pulsar-incident"
+    r = cli("timeline", "--tz", "UTC", inc)
+    assert r.code == 0
+    first = r.out.splitlines()[0]
+    ts, rest = first.split(" ", 1)
+    assert ts.endswith("Z") and ":" in rest
+    times = [dt.datetime.fromisoformat(x.split(" ", 1)[0].replace("Z", "+00:00")) for x in r.out.splitlines()]
+    assert times == sorted(times)  # one axis, in order
+    r = cli("timeline", "--tz", "UTC", inc, "--around", "2020-06-01 23:10:40", "--window", "3s")
+    zoom = r.out.splitlines()
+    assert zoom and all("2020-06-01T23:10:3" in x[:20] or "2020-06-01T23:10:4" in x[:20] for x in zoom)
+    assert any("Disabling ownership: public/default/0x40000000_0x80000000" in x for x in zoom)
+    out = tmp_path / "events.parquet"
+    r = cli("timeline", "--tz", "UTC", inc, "--format", "parquet", "-o", out)
+    assert r.code == 0 and out.exists()
+    df = pl.read_parquet(out)
+    assert {"ts", "path", "line", "event", "producer_id", "topic"} <= set(df.columns)
+    assert df.filter(pl.col("event") == "bundle_disabling").height == 4
+    r = cli("timeline", "--tz", "UTC", inc, "--format", "parquet")
+    assert r.code == 2 and "-o" in r.err
+    r = cli("timeline", "--tz", "UTC", inc, "--format", "terminal")
+    assert r.code == 0 and "causes" in r.out and "bundle unload public/default/0x40000000_0x80000000" in r.out
+
+
+def test_finding_says_when_the_client_log_does_not_cover_the_window(cli, tmp_path):
+    inc = tmp_path / "inc"
+    shutil.copytree(SAMPLES / "pulsar-incident", inc)
+    client = inc / "client-orders-7d9f.log"
+    kept = [x for x in client.read_text().splitlines() if x[:16] <= "2020-06-01 23:30"]
+    client.write_text("\n".join(kept) + "\n")
+    r = cli("analyze", "--tz", "UTC", inc, "--format", "json")
+    f = next(f for f in r.json()["findings"] if f["id"] == "pulsar.dangling-producer-future" and f["subjects"][0]["topic"].endswith(("orders-partition-3", "orders-partition-7")))
+    assert all(s["client"].endswith("client-orders-7d9f.log") for s in f["subjects"])
+    why = [x for x in f["confidence_reasons"] if "does not cover" in x]
+    assert why and "client-orders-7d9f.log ends at 2020-06-01 23:" in why[0]
+    full = cli("analyze", "--tz", "UTC", SAMPLES / "pulsar-incident", "--format", "json").json()
+    f_full = next(x for x in full["findings"] if x["id"] == f["id"] and x["cause"]["bundle"] == f["cause"]["bundle"])
+    assert f["confidence"] < f_full["confidence"]
