@@ -1,0 +1,284 @@
+"""kafka.delivery-timeout: records the Kafka producer expired without delivering them, per
+topic-partition, linked to the drain problem that kept them in the accumulator. See
+docs/findings/kafka.delivery-timeout.md; the shared model (clients, episodes, batch counting,
+linking) is in kafka_outage.py.
+
+One finding per client file and cause: the batches of a file linked to the same episode (or to
+none). Records are counted from Kafka's own text (``Expiring N record(s)``), never from the number
+of lines: an application logs the same exception once per record of the batch.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from logsleuth.detectors import kafka_outage as ko
+from logsleuth.detectors.base import Context, Detector, fmt_duration, fmt_time, safe
+from logsleuth.findings import Evidence, Finding
+
+EXPIRY_TEXT = r"Expiring \d+ record\(s\) for"
+MAX_TP_EVIDENCE = 6
+
+
+def _plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def run(ctx: Context) -> list[Finding]:
+    m = ko.build(ctx)
+    if m is None or m.batches.height == 0:
+        return []
+    b = m.batches.with_columns(g_ep=pl.col("ep").fill_null(-1))
+    per_tp = (
+        b.sort("first_seen")
+        .group_by(["path", "g_ep", "topic_partition"])
+        .agg(
+            pl.col("topic").first(),
+            pl.col("partition").first(),
+            records=pl.col("total_records").sum(),
+            batches=pl.col("batches").sum(),
+            lines=pl.col("lines").sum(),
+            first_seen=pl.col("first_seen").min(),
+            last_seen=pl.col("last_seen").max(),
+            elapsed_ms_min=pl.col("elapsed_ms").min(),
+            elapsed_ms_max=pl.col("elapsed_ms").max(),
+            client_id=pl.col("client").drop_nulls().first(),
+            named_match=pl.col("named_match").all(),
+            legacy=(pl.col("detail") != "batch creation").any(),
+            first_row=pl.col("first_row").first(),
+            last_row=pl.col("last_row").sort_by(pl.col("last_seen")).last(),
+            batch_list=pl.struct("records", "elapsed_ms", "lines", "batches", "first_seen"),
+        )
+        .sort(["path", "g_ep", "first_seen", "topic_partition"])
+    )
+    eps = {r["ep"]: r for r in m.episodes.iter_rows(named=True)} if m.episodes.height else {}
+    out = []
+    for (path, g_ep), tps in per_tp.partition_by(["path", "g_ep"], as_dict=True, maintain_order=True).items():
+        out.append(_finding(ctx, m, path, eps.get(g_ep), tps))
+    return out
+
+
+def _assessment(e_min: float, e_max: float, legacy: bool) -> tuple[str, bool]:
+    """What the elapsed times say about the timeout in force; True when it matches the default."""
+    span = f"{e_min:.0f} ms" if e_min == e_max else f"{e_min:.0f}–{e_max:.0f} ms"
+    if legacy:
+        return (
+            f"waited {span}; these are the pre-2.1 texts, where a batch expires after request.timeout.ms "
+            "(default 30000 ms) — delivery.timeout.ms does not exist before 2.1",
+            False,
+        )
+    d = ko.DEFAULT_DELIVERY_TIMEOUT_MS
+    if d <= e_min < d + 10_000:
+        return f"waited {span}, just past delivery.timeout.ms: consistent with the default {d} ms (since 2.1)", True
+    if e_min < d:
+        return f"waited {span}: delivery.timeout.ms is at most {e_min:.0f} ms here, below the default {d} ms, so it was lowered", False
+    return (
+        f"waited {span}: delivery.timeout.ms is at most {e_min:.0f} ms here, above the default {d} ms "
+        "(raised, or the sender thread was stalled before it could expire them)",
+        False,
+    )
+
+
+def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.DataFrame) -> Finding:
+    subjects_rows = list(tps.iter_rows(named=True))
+    records = int(tps["records"].sum())
+    batches = int(tps["batches"].sum())
+    lines = int(tps["lines"].sum())
+    first = tps["first_seen"].min()
+    last = tps["last_seen"].max()
+    e_min = float(tps["elapsed_ms_min"].min())
+    e_max = float(tps["elapsed_ms_max"].max())
+    legacy = bool(tps["legacy"].any())
+    clients = sorted({c for c in tps["client_id"].to_list() if c}) or ([ep["client"]] if ep and ep.get("client") else [])
+    names = [r["topic_partition"] for r in subjects_rows]
+    shown = ", ".join(safe(t) for t in names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+    assess, default_ok = _assessment(e_min, e_max, legacy)
+    who = (f"Producer {safe(clients[0])} in {safe(path)}" if len(clients) == 1 else f"The producer in {safe(path)}")
+
+    story = (
+        f"{who} expired {_plural(records, 'record')} in {_plural(batches, 'batch', 'batches')} on "
+        f"{_plural(len(names), 'partition')} ({shown}) between {fmt_time(first)} and {fmt_time(last)}; each batch "
+        f"{assess}. These records were NOT delivered to Kafka: unless the application re-sent them, they are lost."
+    )
+    all_named = bool(tps["named_match"].all())
+    some_named = bool(tps["named_match"].any())
+    conf = 0.55
+    reasons = [
+        f"+ Kafka's own expiry text (TimeoutException: Expiring N record(s) …) for {_plural(batches, 'batch', 'batches')}: "
+        "the producer itself gave up on these records"
+    ]
+    if lines > batches:
+        reasons.append(
+            f"  ({_plural(lines, 'log record')} carry these {_plural(batches, 'expiry', 'expiries')}: the application logged "
+            "each batch's exception once per record; counted once per batch)"
+        )
+    ruled_out: list[str] = []
+    remediation: list[str] = [
+        f"These {_plural(records, 'record')} were not delivered unless the application re-sent them: find them by "
+        f"the keys/ids the application logged next to each expiry ({safe(path)}, {fmt_time(first)} → {fmt_time(last)}) "
+        "and re-publish them, or reconcile from the system of record."
+    ]
+    evid: list[Evidence] = []
+    if ep is not None:
+        cause = ko.cause_of(ep)
+        what = ko.node_label(ep)
+        span = fmt_duration(ep["duration_s"])
+        facts = ko.episode_facts(ep)
+        if ep["kind"] == "broker-unreachable":
+            story += (
+                f" Cause: {what} was unreachable from this client from {fmt_time(ep['from'])} to {fmt_time(ep['to'])} "
+                f"({span}): {facts}. The producer could not send the batches waiting for that node, so they sat in the "
+                "accumulator until delivery.timeout.ms ran out."
+            )
+            conf += 0.25
+            reasons.append(
+                f"+ the same client logged {ep['failed_connections'] + ep['auth_failures']} failed connection(s) to node "
+                f"{ep['node']} while these batches waited ({fmt_time(ep['from'])} → {fmt_time(ep['to'])})"
+            )
+            ruled_out.append(
+                f"A slow broker that stayed reachable: this client could not connect to node {ep['node']} at all "
+                f"({ep['failed_connections']} failed attempts)" + ("" if ep["timeout_retries"] else "; no REQUEST_TIMED_OUT retries")
+            )
+        elif ep["kind"] == "broker-disconnects":
+            story += (
+                f" Cause: {what} kept dropping connections or timing requests out from {fmt_time(ep['from'])} to "
+                f"{fmt_time(ep['to'])} ({span}): {facts}. Connections could be re-opened, but produce requests to it did "
+                "not complete, so its batches aged until delivery.timeout.ms ran out."
+            )
+            conf += 0.15
+            reasons.append(f"+ the same client logged request timeouts / dropped connections to node {ep['node']} while these batches waited")
+            ruled_out.append(f"A broker that was down: every reconnection to node {ep['node']} succeeded (no 'could not be established')")
+        else:
+            story += (
+                f" Cause: the client logged produce errors from {fmt_time(ep['from'])} to {fmt_time(ep['to'])} ({span}): "
+                f"{facts}, without naming a broker node; the batches could not be sent before they expired."
+            )
+            conf += 0.05
+            reasons.append("+ the same client logged produce retries / metadata errors while these batches waited, but no broker node is named")
+        if all_named and ep.get("node") is not None:
+            conf += 0.1
+            reasons.append(f"+ the retries name node {ep['node']} for every expired partition: they are the partitions it led")
+            story += f" The retries name node {ep['node']} for {shown}: the partitions it led."
+        elif some_named and ep.get("node") is not None:
+            conf += 0.05
+            reasons.append(f"+ the retries name node {ep['node']} for some of the expired partitions")
+        others = ko.same_node_elsewhere(m, ep)
+        if others:
+            conf += 0.05
+            reasons.append(f"+ {len({(o['path'], o['client']) for o in others})} other client log(s) saw node {ep['node']} fail in the same window")
+        if not ep["not_leader_retries"] and not ep["metadata_errors"] and not ep["invalid_metadata"]:
+            ruled_out.append("A leader change: no NOT_LEADER_OR_FOLLOWER / NOT_LEADER_FOR_PARTITION retries and no metadata errors")
+        evid += ko.episode_quotes(m, ep, limit_retries=2)
+        if ep.get("node") is not None:
+            remediation.append(
+                f"Restore and explain node {ep['node']} ({safe(ep.get('address') or ep.get('host') or 'address not logged')}) for "
+                f"{fmt_time(ep['from'])} → {fmt_time(ep['to'])}: broker log and GC log, host health, network path from this "
+                "client. Partitions can only move away from a dead leader if another in-sync replica exists "
+                "(replication.factor ≥ 3, min.insync.replicas = 2)."
+            )
+    else:
+        cause = {"kind": "none-found", "node": None, "address": None, "from": None, "to": None}
+        story += (
+            " No drain problem is logged by this client during these batches' lifetime: no failed connections, "
+            "disconnects, produce retries or metadata errors with its client id. Either the Kafka client's WARN/INFO "
+            "lines are not in this log (check the log level of org.apache.kafka.clients), or the brokers accepted "
+            "connections but answered produce requests too slowly (acks=all waiting for in-sync replicas, overloaded "
+            "brokers): look at the brokers for this window."
+        )
+        conf -= 0.15
+        reasons.append("- no failed connections, disconnects, retries or metadata errors of this client around the expiries: the cause is not in these logs")
+    if default_ok:
+        conf += 0.05
+        reasons.append(f"+ every batch waited just past the default delivery.timeout.ms ({ko.DEFAULT_DELIVERY_TIMEOUT_MS} ms)")
+        ruled_out.append(f"A lowered delivery.timeout.ms: every batch waited at least {e_min:.0f} ms, the default is {ko.DEFAULT_DELIVERY_TIMEOUT_MS} ms")
+
+    kev = m.kev.filter(pl.col("path") == path)
+    count = lambda *evs: int(kev.filter(pl.col("event").is_in(list(evs))).height)  # noqa: E731
+    bx = kev.filter(pl.col("event") == "buffer_exhausted")
+    if bx.height == 0:
+        ruled_out.append("Producer overload: no buffer exhaustion (BufferExhaustedException) in this file")
+    elif ep is not None and bx["ts"].min() > ep["from"]:
+        ruled_out.append(
+            f"Producer overload as the origin: the buffer ran out only from {fmt_time(bx['ts'].min())}, after the trouble "
+            f"began at {fmt_time(ep['from'])} — a consequence of the drain problem (see kafka.buffer-exhausted)"
+        )
+    if not count("metadata_wait_timeout", "topic_authorization_failed", "metadata_invalid_topics"):
+        ruled_out.append("A missing topic or ACL: no 'not present in metadata' timeouts, authorization failures or invalid topics")
+    if not count("callback_error"):
+        ruled_out.append("Application callback errors: none in this file")
+
+    remediation += [
+        f"delivery.timeout.ms (default {ko.DEFAULT_DELIVERY_TIMEOUT_MS} ms since 2.1) is the whole budget for a record: "
+        "raising it rides out longer broker outages, at the cost of more records held in buffer.memory and a later "
+        "failure signal to the application; it must be ≥ linger.ms + request.timeout.ms.",
+        "Handle the failure the producer reports (the callback's exception / the failed future): retry from the "
+        "application or park the records in a durable outbox; with enable.idempotence=true the producer's own "
+        "retries do not duplicate records.",
+        "Alert on the producer metrics record-error-rate and record-retry-rate, so an expiry is noticed when it starts.",
+    ]
+
+    # evidence: first and last expiry of each partition (the Kafka text itself, not just the ERROR line)
+    for r in subjects_rows[:MAX_TP_EVIDENCE]:
+        evid.append(ko.quote(r["first_row"], EXPIRY_TEXT, f"first expired batch of {r['topic_partition']}"))
+        if r["last_row"] and int(r["last_row"]["line"]) != int(r["first_row"]["line"]):
+            evid.append(ko.quote(r["last_row"], EXPIRY_TEXT, f"last expiry of {r['topic_partition']}"))
+    evid.sort(key=lambda e: (e.ts is None, e.ts, e.line))
+
+    subjects = [
+        {
+            "topic_partition": r["topic_partition"],
+            "topic": r["topic"],
+            "partition": r["partition"],
+            "records": r["records"],
+            "batches": r["batches"],
+            "log_records": r["lines"],
+            "first_seen": r["first_seen"],
+            "last_seen": r["last_seen"],
+            "elapsed_ms_min": r["elapsed_ms_min"],
+            "elapsed_ms_max": r["elapsed_ms_max"],
+            "path": path,
+            "client_id": r["client_id"] or (ep.get("client") if ep else None),
+            "node": ep.get("node") if ep else None,
+            "node_named_by_retries": r["named_match"],
+        }
+        for r in subjects_rows
+    ]
+    cause_txt = "" if ep is None else f" — {ko.node_label(ep)} {'unreachable' if ep['kind'] == 'broker-unreachable' else 'in trouble'}"
+    title = f"{_plural(records, 'record')} expired undelivered on {_plural(len(names), 'partition')} ({safe(path)}){cause_txt}"
+    return Finding(
+        id="kafka.delivery-timeout",
+        severity="critical",
+        title=title,
+        root_cause=story,
+        confidence=min(max(conf, 0.3), 0.97),
+        confidence_reasons=reasons,
+        first_seen=first,
+        last_seen=last,
+        subjects=subjects,
+        cause=cause,
+        evidence=evid,
+        remediation=remediation,
+        references=list(ko.REFERENCES),
+        ruled_out=ruled_out,
+        details={
+            "records": records,
+            "batches": batches,
+            "partitions": len(names),
+            "log_records": lines,
+            "elapsed_ms_min": e_min,
+            "elapsed_ms_max": e_max,
+            "delivery_timeout_ms_at_most": None if legacy else e_min,
+            "default_delivery_timeout_ms": ko.DEFAULT_DELIVERY_TIMEOUT_MS,
+            "pre_2_1_texts": legacy,
+            "batch_list": {r["topic_partition"]: list(r["batch_list"]) for r in subjects_rows},
+        },
+    )
+
+
+DETECTOR = Detector(
+    id="kafka.delivery-timeout",
+    title="Kafka producer: records expired undelivered (delivery.timeout.ms)",
+    systems=("kafka",),
+    run=run,
+    doc="docs/findings/kafka.delivery-timeout.md",
+)

@@ -1,0 +1,579 @@
+"""kafka.broker-unreachable, and the model of a Kafka producer incident the other Kafka detectors
+share (kafka_delivery, kafka_buffer). See docs/findings/kafka.broker-unreachable.md.
+
+The model, built from the events table with Polars (no loop over events):
+
+  client     the producer a line belongs to: the ``[Producer clientId=…]`` prefix of Kafka's own
+             lines, else the ``kafka-producer-network-thread | <clientId>`` thread name (callbacks
+             run on it), else unknown. Everything is linked per input file (``path``) and client.
+  trouble    Kafka's own lines (they carry the client id) that show a drain problem: failed
+             connections, disconnects, request timeouts, cancelled in-flight requests, produce
+             retries, invalid-metadata warnings, metadata errors, rebootstraps.
+  episode    trouble lines of one (path, client) with no gap longer than ``EPISODE_GAP``. Its
+             node is the broker most of its node-level lines name (failed connections first);
+             its window is the first to the last trouble line.
+  kind       ``broker-unreachable`` (connections to the node failed), ``broker-disconnects`` (the
+             node dropped connections or timed requests out, but no connection failed),
+             ``produce-errors`` (retries / metadata errors that name no node).
+  batch      expired batches: identical ``Expiring N record(s) for T-P:E ms …`` lines of one file
+             closer than ``DUP_GAP`` are one batch of N records (Kafka hands every record's
+             callback the same exception, and applications log it once per record); K identical
+             lines count ceil(K / N) batches, since one batch cannot produce more than N.
+  link       a batch belongs to the episode of its file (and client, when known) that started
+             before it expired and was still going when it was created (``SLACK`` tolerance);
+             among several, the one whose node the retries named for that partition, then the one
+             with failed connections, then the busiest.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+import polars as pl
+
+from logsleuth.detectors.base import Context, Detector, evidence, fmt_duration, fmt_time, safe
+from logsleuth.findings import Evidence, Finding
+
+EPISODE_GAP = dt.timedelta(minutes=2)  # a quieter stretch than this ends an episode
+DUP_GAP = dt.timedelta(seconds=30)  # identical expiry lines closer than this are one batch
+SLACK = dt.timedelta(seconds=30)  # tolerance between a batch's lifetime and an episode window
+RECOVERY_QUIET = dt.timedelta(minutes=1)  # the file goes on this long without trouble: recovered
+SHORT_BLIP = dt.timedelta(seconds=10)
+DEFAULT_DELIVERY_TIMEOUT_MS = 120_000  # since 2.1 (KIP-91)
+
+UNREACHABLE = ("connection_failed", "connect_error", "node_connect_timeout", "auth_terminated")
+DROPPED = ("node_request_timeout", "request_cancelled")
+SOFT = ("node_disconnected", "bootstrap_disconnected")
+NODE_EVENTS = UNREACHABLE + DROPPED + SOFT
+RETRY_EVENTS = ("produce_retry", "produce_invalid_metadata")
+METADATA_EVENTS = ("metadata_error", "rebootstrap")
+TROUBLE = NODE_EVENTS + RETRY_EVENTS + METADATA_EVENTS
+NOT_LEADER = ("NOT_LEADER_OR_FOLLOWER", "NOT_LEADER_FOR_PARTITION")
+
+REFERENCES = [
+    "KIP-91 (Kafka 2.1): delivery.timeout.ms bounds the time a record may wait for delivery; default 120000 ms",
+    "Kafka producer configs: retries, retry.backoff.ms, reconnect.backoff.ms, reconnect.backoff.max.ms, request.timeout.ms",
+]
+
+
+# ----------------------------------------------------------------------------- model
+
+
+@dataclass
+class Model:
+    kev: pl.DataFrame  # Kafka events with client / err_node
+    trouble: pl.DataFrame  # trouble lines with their episode id (ep)
+    episodes: pl.DataFrame  # one row per episode
+    batches: pl.DataFrame  # one row per expired-batch cluster, with the linked episode (ep, may be null)
+
+
+def kafka_events(ctx: Context) -> pl.DataFrame:
+    ev = ctx.events.filter(pl.col("system") == "kafka")
+    from_thread = pl.col("thread").str.extract(r"\| ([^|\s]+)\s*$", 1)
+    named = pl.coalesce(pl.col("error_message"), pl.col("detail")).str.extract(r"\bnode (-?\d+)\b", 1).cast(pl.Int64, strict=False)
+    return ev.with_columns(
+        client=pl.coalesce(pl.col("client_id"), from_thread),
+        err_node=pl.when(pl.col("event").is_in(list(RETRY_EVENTS))).then(named).otherwise(None),
+    )
+
+
+def build(ctx: Context) -> Model | None:
+    kev = kafka_events(ctx)
+    if kev.height == 0:
+        return None
+    trouble, episodes = _episodes(kev)
+    batches = _batches(kev)
+    if batches.height and episodes.height:
+        batches = _link(batches, episodes, trouble)
+    else:
+        batches = batches.with_columns(ep=pl.lit(None, dtype=pl.Int64), named_match=pl.lit(False))
+    return Model(kev, trouble, episodes, batches)
+
+
+def _episodes(kev: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    ev = pl.col("event")
+    tr = (
+        kev.filter(pl.col("client_id").is_not_null() & ev.is_in(list(TROUBLE)))
+        .with_columns(
+            tnode=pl.when(ev.is_in(list(NODE_EVENTS))).then(pl.col("node")).otherwise(pl.col("err_node")),
+            unreachable=ev.is_in(list(UNREACHABLE)),
+            dropped=ev.is_in(list(DROPPED)),
+            soft=ev.is_in(list(SOFT)),
+            retry=ev == "produce_retry",
+            named=ev.is_in(list(RETRY_EVENTS)) & pl.col("err_node").is_not_null(),
+        )
+        .sort(["path", "client", "ts", "line"])
+    )
+    if tr.height == 0:
+        return tr.with_columns(ep=pl.lit(None, dtype=pl.Int64)), pl.DataFrame()
+    gap = pl.col("ts").diff().over(["path", "client"])
+    tr = tr.with_columns(ep=(gap.is_null() | (gap > EPISODE_GAP)).cum_sum().cast(pl.Int64))
+
+    # per (episode, node): how the node failed; the episode's node is the worst one
+    per_node = (
+        tr.filter(pl.col("tnode").is_not_null())
+        .group_by(["ep", "tnode"])
+        .agg(
+            n_unreachable=pl.col("unreachable").sum(),
+            n_dropped=pl.col("dropped").sum(),
+            n_named=pl.col("named").sum(),
+            n_soft=pl.col("soft").sum(),
+            address=pl.col("address").filter(pl.col("address").str.contains("/")).first(),
+            address_any=pl.col("address").drop_nulls().first(),
+            node_from=pl.col("ts").min(),
+            node_to=pl.col("ts").max(),
+        )
+        .with_columns(hard=pl.col("n_unreachable") + pl.col("n_dropped") + pl.col("n_named"))
+        .filter(pl.col("hard") > 0)
+        .sort(["ep", "n_unreachable", "hard", "n_soft", "tnode"], descending=[False, True, True, True, False])
+    )
+    primary = per_node.group_by("ep", maintain_order=True).agg(
+        node=pl.col("tnode").first(),
+        address=pl.coalesce(pl.col("address"), pl.col("address_any")).first(),
+        node_from=pl.col("node_from").first(),
+        node_to=pl.col("node_to").first(),
+        other_nodes=pl.col("tnode").slice(1),
+    )
+    errors = (
+        tr.filter(pl.col("retry") & pl.col("error").is_not_null())
+        .group_by(["ep", "error"]).agg(n=pl.len(), first=pl.col("ts").min())
+        .sort(["ep", "n", "first"], descending=[False, True, False])
+        .group_by("ep", maintain_order=True).agg(retries_by_error=pl.struct(pl.col("error"), pl.col("n")))
+    )
+    eps = (
+        tr.group_by(["ep", "path", "client"])
+        .agg(
+            **{"from": pl.col("ts").min()},
+            to=pl.col("ts").max(),
+            lines=pl.len(),
+            failed_connections=(pl.col("unreachable") & (pl.col("event") != "auth_terminated")).sum(),
+            auth_failures=(pl.col("event") == "auth_terminated").sum(),
+            dns_failures=((pl.col("event") == "connect_error") & pl.col("msg").str.contains("UnknownHostException")).sum(),
+            request_timeouts=(pl.col("event") == "node_request_timeout").sum(),
+            cancelled_requests=(pl.col("event") == "request_cancelled").sum(),
+            disconnects=pl.col("soft").sum(),
+            retries=pl.col("retry").sum(),
+            not_leader_retries=(pl.col("retry") & pl.col("error").is_in(list(NOT_LEADER))).sum(),
+            timeout_retries=(pl.col("retry") & (pl.col("error") == "REQUEST_TIMED_OUT")).sum(),
+            network_retries=(pl.col("retry") & (pl.col("error") == "NETWORK_EXCEPTION")).sum(),
+            invalid_metadata=(pl.col("event") == "produce_invalid_metadata").sum(),
+            metadata_errors=(pl.col("event") == "metadata_error").sum(),
+            rebootstraps=(pl.col("event") == "rebootstrap").sum(),
+            named_tps=pl.col("topic_partition").filter(pl.col("named")).unique().sort(),
+        )
+        .join(primary, on="ep", how="left")
+        .join(errors, on="ep", how="left")
+        .with_columns(
+            host=pl.col("address").str.extract(r"^([^/:]+)", 1),
+            kind=pl.when(pl.col("node").is_null()).then(pl.lit("produce-errors"))
+            .when(pl.col("failed_connections") + pl.col("auth_failures") > 0).then(pl.lit("broker-unreachable"))
+            .otherwise(pl.lit("broker-disconnects")),
+            duration_s=((pl.col("to") - pl.col("from")).dt.total_milliseconds() / 1000.0).round(3),
+        )
+        .sort(["from", "path"])
+    )
+    return tr, eps
+
+
+def _batches(kev: pl.DataFrame) -> pl.DataFrame:
+    key = ["path", "topic_partition", "records", "elapsed_ms"]
+    exp = kev.filter((pl.col("event") == "batch_expired") & pl.col("records").is_not_null() & pl.col("topic_partition").is_not_null())
+    gap = pl.col("ts").diff().over(key)
+    exp = exp.sort([*key, "ts", "line"]).with_columns(batch=(gap.is_null() | (gap > DUP_GAP)).cum_sum().cast(pl.Int64))
+    return (
+        exp.group_by("batch")
+        .agg(
+            pl.col("path").first(),
+            pl.col("topic_partition").first(),
+            pl.col("topic").first(),
+            pl.col("partition").first(),
+            pl.col("records").first(),
+            pl.col("elapsed_ms").first(),
+            detail=pl.col("detail").first(),
+            client=pl.col("client").drop_nulls().first(),
+            lines=pl.len(),
+            first_seen=pl.col("ts").min(),
+            last_seen=pl.col("ts").max(),
+            first_row=pl.struct(pl.all()).first(),
+            last_row=pl.struct(pl.all()).last(),
+        )
+        .with_columns(
+            batches=pl.max_horizontal(pl.lit(1), (pl.col("lines") / pl.col("records")).ceil().cast(pl.Int64)),
+            created=pl.col("first_seen") - pl.duration(milliseconds=pl.col("elapsed_ms").cast(pl.Int64)),
+        )
+        .with_columns(total_records=pl.col("batches") * pl.col("records"))
+        .sort(["first_seen", "path", "topic_partition"])
+    )
+
+
+def _link(batches: pl.DataFrame, eps: pl.DataFrame, tr: pl.DataFrame) -> pl.DataFrame:
+    """Each batch's episode: same file, compatible client, started before the expiry and still
+    going when the batch was created."""
+    named = (
+        tr.filter(pl.col("named") & pl.col("topic_partition").is_not_null())
+        .select("path", "topic_partition", named_node="err_node").unique()
+        .with_columns(named_match=pl.lit(True))
+    )
+    cand = (
+        batches.select("batch", "path", "client", "topic_partition", "first_seen", "created")
+        .join(eps.select("ep", "path", ep_client="client", ep_from="from", ep_to="to", ep_node="node",
+                         ep_failed="failed_connections", ep_lines="lines"), on="path", how="inner")
+        .filter(
+            (pl.col("client").is_null() | (pl.col("client") == pl.col("ep_client")))
+            & (pl.col("ep_from") <= pl.col("first_seen"))
+            & (pl.col("ep_to") >= pl.col("created") - SLACK)
+        )
+        .join(named, left_on=["path", "topic_partition", "ep_node"], right_on=["path", "topic_partition", "named_node"], how="left")
+        .with_columns(pl.col("named_match").fill_null(False))
+        .sort(["batch", "named_match", "ep_failed", "ep_lines", "ep_from"], descending=[False, True, True, True, True])
+        .group_by("batch", maintain_order=True)
+        .agg(pl.col("ep").first(), pl.col("named_match").first())
+    )
+    return batches.join(cand, on="batch", how="left").with_columns(pl.col("named_match").fill_null(False))
+
+
+# ----------------------------------------------------------------------------- shared prose / evidence
+
+
+def quote(row: dict, needle: str, note: str = "") -> Evidence:
+    """The line of a record that holds ``needle`` (a regex): the record's first line, or the
+    continuation line (a ``Caused by:``, the exception line) where the Kafka text actually is."""
+    msg = row.get("msg") or ""
+    lines = msg.split("\n")
+    for i, text in enumerate(lines):
+        if re.search(needle, text):
+            if i == 0:
+                return evidence(row, note)
+            return Evidence(path=row["path"], line=int(row["line"]) + i, text=text.rstrip(), ts=row.get("ts"), note=note)
+    return evidence(row, note)
+
+
+def node_label(ep: dict) -> str:
+    node = ep.get("node")
+    if node is None:
+        return "no broker named"
+    label = f"broker node {node}"
+    if node < 0:
+        label = f"bootstrap broker (node {node})"
+    if ep.get("address"):
+        label += f" ({safe(ep['address'])})"
+    return label
+
+
+def client_label(ep: dict) -> str:
+    return f"producer {safe(ep['client'])} in {safe(ep['path'])}" if ep.get("client") else f"the producer in {safe(ep['path'])}"
+
+
+def retry_summary(ep: dict) -> str:
+    items = ep.get("retries_by_error") or []
+    if not items:
+        return "no produce retries"
+    return f"{ep['retries']} produce retr{'y' if ep['retries'] == 1 else 'ies'} (" + ", ".join(f"{safe(x['error'])} ×{x['n']}" for x in items) + ")"
+
+
+def episode_facts(ep: dict) -> str:
+    parts = []
+    if ep["failed_connections"]:
+        parts.append(f"{ep['failed_connections']} failed connection attempts")
+    if ep.get("auth_failures"):
+        parts.append(f"{ep['auth_failures']} connections terminated during authentication")
+    if ep["request_timeouts"]:
+        parts.append(f"{ep['request_timeouts']} request-timeout disconnects")
+    if ep["cancelled_requests"]:
+        parts.append(f"{ep['cancelled_requests']} in-flight requests cancelled")
+    if ep["disconnects"]:
+        parts.append(f"{ep['disconnects']} disconnects")
+    if ep["retries"]:
+        parts.append(retry_summary(ep))
+    refreshes = ep["invalid_metadata"] + ep["metadata_errors"] + ep["rebootstraps"]
+    if refreshes:
+        bits = []
+        if ep["invalid_metadata"]:
+            bits.append(f"{ep['invalid_metadata']} invalid-metadata warnings")
+        if ep["metadata_errors"]:
+            bits.append(f"{ep['metadata_errors']} metadata errors")
+        if ep["rebootstraps"]:
+            bits.append(f"{ep['rebootstraps']} rebootstraps")
+        parts.append(" and ".join(bits))
+    return ", ".join(parts) if parts else "no details"
+
+
+def cause_of(ep: dict) -> dict:
+    """The ``cause`` object of a finding that links to an episode."""
+    return {
+        "kind": ep["kind"],
+        "node": ep.get("node"),
+        "address": ep.get("address"),
+        "host": ep.get("host"),
+        "from": ep["from"],
+        "to": ep["to"],
+        "duration_s": ep["duration_s"],
+        "path": ep["path"],
+        "client_id": ep.get("client"),
+        "failed_connections": ep["failed_connections"],
+        "disconnects": ep["disconnects"],
+        "request_timeouts": ep["request_timeouts"],
+        "retries": ep["retries"],
+        "retries_by_error": {x["error"]: x["n"] for x in (ep.get("retries_by_error") or [])},
+        "metadata_errors": ep["metadata_errors"],
+        "invalid_metadata": ep["invalid_metadata"],
+    }
+
+
+def episode_quotes(m: Model, ep: dict, limit_retries: int = 3) -> list[Evidence]:
+    """The lines a human would quote for an episode: where it starts, the first failed connection,
+    the first retry of each error code, the first metadata error, where it ends."""
+    rows = m.trouble.filter(pl.col("ep") == ep["ep"]).sort(["ts", "line"])
+    if rows.height == 0:
+        return []
+    out: dict[int, Evidence] = {}
+
+    def add(r: dict | None, note: str) -> None:
+        if r is not None and int(r["line"]) not in out:
+            out[int(r["line"])] = evidence(r, note)
+
+    add(rows.row(0, named=True), "the trouble starts")
+    node = ep.get("node")
+    if node is not None:
+        fc = rows.filter(pl.col("unreachable") & (pl.col("tnode") == node))
+        add(fc.row(0, named=True) if fc.height else None, f"first failed connection to node {node}")
+    retries = rows.filter(pl.col("retry")).unique("error", keep="first", maintain_order=True).head(limit_retries)
+    for r in retries.iter_rows(named=True):
+        add(r, f"first {r['error']} retry")
+    for event, note in (("metadata_error", "first metadata error"), ("produce_invalid_metadata", "first metadata refresh request")):
+        x = rows.filter(pl.col("event") == event)
+        add(x.row(0, named=True) if x.height else None, note)
+    add(rows.row(-1, named=True), "last trouble line (end of the window)")
+    return sorted(out.values(), key=lambda e: (e.ts or dt.datetime.min.replace(tzinfo=dt.timezone.utc), e.line))
+
+
+def file_end(ctx: Context, path: str) -> dt.datetime | None:
+    rep = ctx.input(path)
+    return rep.last_ts if rep is not None else None
+
+
+def recovered(ctx: Context, ep: dict) -> tuple[bool, str]:
+    end = file_end(ctx, ep["path"])
+    if end is None:
+        return False, "the log's end is unknown"
+    quiet = end - ep["to"]
+    if quiet >= RECOVERY_QUIET:
+        return True, f"no trouble logged in the {fmt_duration(quiet.total_seconds())} the log goes on after {fmt_time(ep['to'])}"
+    return False, f"the log ends {fmt_duration(max(0.0, quiet.total_seconds()))} after the last trouble line: it may still be going on"
+
+
+def same_node_elsewhere(m: Model, ep: dict) -> list[dict]:
+    """Episodes of other files/clients that name the same node (and host, when both are known)
+    with an overlapping window."""
+    if ep.get("node") is None:
+        return []
+    o = m.episodes.filter(
+        (pl.col("node") == ep["node"])
+        & ((pl.col("path") != ep["path"]) | (pl.col("client") != ep["client"]))
+        & (pl.col("from") <= ep["to"] + SLACK)
+        & (pl.col("to") >= ep["from"] - SLACK)
+    )
+    if ep.get("host"):
+        o = o.filter(pl.col("host").is_null() | (pl.col("host") == ep["host"]))
+    return list(o.iter_rows(named=True))
+
+
+# ----------------------------------------------------------------------------- the finding
+
+
+def run(ctx: Context) -> list[Finding]:
+    m = build(ctx)
+    if m is None or m.episodes.height == 0:
+        return []
+    eps = m.episodes.filter(pl.col("kind") != "produce-errors")
+    if eps.height == 0:
+        return []
+    lost = (
+        m.batches.filter(pl.col("ep").is_not_null())
+        .group_by("ep").agg(expired_records=pl.col("total_records").sum(), expired_batches=pl.col("batches").sum(),
+                            expired_tps=pl.col("topic_partition").unique().sort())
+    )
+    bx = m.kev.filter(pl.col("event") == "buffer_exhausted").select("path", bx_ts="ts", bx_block="max_block_ms")
+    buffer = (
+        eps.select("ep", "path", "from", "to").join(bx, on="path", how="inner")
+        .filter((pl.col("bx_ts") >= pl.col("from")) & (pl.col("bx_ts") <= pl.col("to") + pl.duration(milliseconds=pl.col("bx_block").fill_null(60000)) + SLACK))
+        .group_by("ep").agg(buffer_exhausted=pl.len())
+    )
+    eps = (
+        eps.join(lost, on="ep", how="left").join(buffer, on="ep", how="left")
+        .with_columns(pl.col("expired_records", "expired_batches", "buffer_exhausted").fill_null(0))
+    )
+    return [_finding(ctx, m, ep) for ep in eps.iter_rows(named=True)]
+
+
+def _finding(ctx: Context, m: Model, ep: dict) -> Finding:
+    unreachable = ep["kind"] == "broker-unreachable"
+    span = fmt_duration(ep["duration_s"])
+    ok, recovery = recovered(ctx, ep)
+    others = same_node_elsewhere(m, ep)
+    who = client_label(ep)
+    what = node_label(ep)
+
+    if ep["expired_records"] or ep["buffer_exhausted"]:
+        severity = "high"
+    elif unreachable and (ep["duration_s"] >= SHORT_BLIP.total_seconds() or not ok):
+        severity = "medium"
+    else:
+        severity = "low"
+
+    verb = "unreachable" if unreachable else "dropping connections / timing out requests"
+    title = f"{what[0].upper() + what[1:]} {verb} for {span} ({safe(ep['client'] or '?')} in {safe(ep['path'])})"
+    facts = episode_facts(ep)
+    if unreachable:
+        story = (
+            f"{who} could not reach {what} from {fmt_time(ep['from'])} to {fmt_time(ep['to'])} ({span}): {facts}."
+        )
+        if ep["dns_failures"]:
+            story += f" {ep['dns_failures']} of the connection errors are UnknownHostException: the host name did not resolve (DNS)."
+        if ep["auth_failures"] and not ep["failed_connections"]:
+            story += " The connections were cut during authentication: a firewall or TLS problem, not a dead broker."
+    else:
+        story = (
+            f"{who} kept connecting to {what}, but the node dropped connections or let requests time out from "
+            f"{fmt_time(ep['from'])} to {fmt_time(ep['to'])} ({span}): {facts}. No connection attempt failed: the broker was "
+            "up but slow, overloaded or restarting, or something on the path cut long requests."
+        )
+    if ep["expired_records"]:
+        story += (
+            f" While it lasted the producer could not drain its batches: {ep['expired_records']} records in "
+            f"{ep['expired_batches']} batches expired undelivered (see kafka.delivery-timeout)."
+        )
+    if ep["buffer_exhausted"]:
+        story += f" The accumulator filled up and send() failed {ep['buffer_exhausted']} times (see kafka.buffer-exhausted)."
+    if not ep["expired_records"] and not ep["buffer_exhausted"]:
+        story += " Nothing expired and no send() failed on this client: Kafka's retries covered it" + (
+            f"; {recovery}." if ok else f", but {recovery}."
+        )
+    else:
+        story += f" {recovery[0].upper() + recovery[1:]}."
+    if others:
+        story += " The same node failed at the same time for " + ", ".join(
+            sorted({f"{safe(o['client'] or '?')} in {safe(o['path'])}" for o in others})
+        ) + ": the broker or the network to it, not this client."
+
+    conf = 0.55
+    reasons = []
+    if unreachable:
+        conf += 0.2
+        reasons.append(f"+ Kafka's own NetworkClient logged {ep['failed_connections'] + ep['auth_failures']} failed connection(s) to node {ep['node']}")
+    else:
+        conf += 0.1
+        reasons.append(f"+ node {ep['node']} dropped connections or timed requests out, but no connection attempt failed")
+    if ep["failed_connections"] >= 3 or ep["duration_s"] >= SHORT_BLIP.total_seconds():
+        conf += 0.05
+        reasons.append(f"+ repeated over {span}, not a single blip")
+    if ep["named_tps"]:
+        conf += 0.05
+        reasons.append(f"+ the produce retries name node {ep['node']} themselves (Error Message: Disconnected from node …)")
+    if others:
+        conf += 0.1
+        reasons.append(f"+ {len({(o['path'], o['client']) for o in others})} other client(s) saw the same node fail in the same window")
+    if not ok:
+        conf -= 0.05
+        reasons.append("- " + recovery + " (the end of the outage is not in the logs)")
+
+    ruled_out = []
+    if unreachable:
+        ruled_out.append(
+            f"A slow broker that stayed reachable: connection attempts to node {ep['node']} failed outright "
+            f"({ep['failed_connections']} times)" + ("" if ep["timeout_retries"] else ", and no REQUEST_TIMED_OUT retries")
+        )
+    else:
+        ruled_out.append(f"A broker that was down: every reconnection to node {ep['node']} succeeded (no 'could not be established')")
+    if not ep["not_leader_retries"] and not ep["metadata_errors"]:
+        ruled_out.append("A leader change alone: no NOT_LEADER_OR_FOLLOWER / NOT_LEADER_FOR_PARTITION retries and no metadata errors")
+    if not ep["auth_failures"]:
+        ruled_out.append("A TLS/SASL or firewall problem: no 'terminated during authentication' lines")
+    if not ep["dns_failures"] and unreachable:
+        ruled_out.append("A DNS failure: no UnknownHostException among the connection errors")
+    if not others and (m.episodes.get_column("path").n_unique() > 1):
+        ruled_out.append("A cluster-wide outage: the other client logs given show no failures of this node in this window")
+
+    remediation = []
+    if unreachable:
+        remediation.append(
+            f"Find out why node {ep['node']} ({safe(ep.get('address') or ep.get('host') or 'address not logged')}) refused or "
+            f"dropped connections from {fmt_time(ep['from'])} to {fmt_time(ep['to'])}: the broker's own log (server.log) and "
+            "GC log for that window, the host (reboot, disk, OOM killer), and the network path from this client (security "
+            "groups, firewall, DNS, load balancer)."
+        )
+    else:
+        remediation.append(
+            f"Look at broker node {ep['node']} for that window: request handler saturation, long GC pauses, disk latency; "
+            "request.timeout.ms (default 30000 ms) is how long the client waits before it disconnects and retries."
+        )
+    remediation.append(
+        "Partitions led by an unreachable broker stay unwritable until leadership moves: with replication.factor ≥ 3 and "
+        "min.insync.replicas = 2 the controller can elect another in-sync replica; a partition whose only in-sync replica "
+        "is on that node cannot move (unless unclean.leader.election.enable, which loses data)."
+    )
+    remediation.append(
+        "The producer retries by itself (retries, default Integer.MAX_VALUE since 2.1) until delivery.timeout.ms (default "
+        "120000 ms) runs out; reconnect.backoff.ms / reconnect.backoff.max.ms (50 ms / 1000 ms) pace the reconnect attempts. "
+        "Make sure the application handles the failure it gets after that (callback exception / failed future)."
+    )
+
+    evid = episode_quotes(m, ep)
+    first_seen, last_seen = ep["from"], ep["to"]
+    subject = {
+        "path": ep["path"],
+        "client_id": ep.get("client"),
+        "node": ep.get("node"),
+        "host": ep.get("host"),
+        "address": ep.get("address"),
+        "from": ep["from"],
+        "to": ep["to"],
+        "duration_s": ep["duration_s"],
+        "failed_connections": ep["failed_connections"],
+        "disconnects": ep["disconnects"],
+        "request_timeouts": ep["request_timeouts"],
+        "cancelled_requests": ep["cancelled_requests"],
+        "retries": ep["retries"],
+        "metadata_refreshes": ep["invalid_metadata"] + ep["metadata_errors"] + ep["rebootstraps"],
+        "expired_records": ep["expired_records"],
+        "buffer_exhausted": ep["buffer_exhausted"],
+        "recovered": ok,
+    }
+    return Finding(
+        id="kafka.broker-unreachable",
+        severity=severity,
+        title=title,
+        root_cause=story,
+        confidence=min(conf, 0.95),
+        confidence_reasons=reasons,
+        first_seen=first_seen,
+        last_seen=last_seen,
+        subjects=[subject],
+        cause=cause_of(ep),
+        evidence=evid,
+        remediation=remediation,
+        references=list(REFERENCES),
+        ruled_out=ruled_out,
+        details={
+            "retries_by_error": {x["error"]: x["n"] for x in (ep.get("retries_by_error") or [])},
+            "metadata_errors": ep["metadata_errors"],
+            "invalid_metadata": ep["invalid_metadata"],
+            "rebootstraps": ep["rebootstraps"],
+            "other_nodes": list(ep.get("other_nodes") or []),
+            "partitions_named_by_retries": list(ep.get("named_tps") or []),
+            "node_window": {"from": ep.get("node_from"), "to": ep.get("node_to")},
+            "recovery": recovery,
+            "same_node_elsewhere": [{"path": o["path"], "client_id": o["client"], "from": o["from"], "to": o["to"]} for o in others],
+        },
+    )
+
+
+DETECTOR = Detector(
+    id="kafka.broker-unreachable",
+    title="Kafka producer: a broker node unreachable or dropping requests",
+    systems=("kafka",),
+    run=run,
+    doc="docs/findings/kafka.broker-unreachable.md",
+)
