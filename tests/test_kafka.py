@@ -491,3 +491,23 @@ def test_sample_generator_is_deterministic(tmp_path):
     for d in ("kafka-outage", "kafka-outage-spring", "kafka-callback", "kafka-recovered"):
         for f in (SAMPLES / d).iterdir():
             assert (tmp_path / d / f.name).read_bytes() == f.read_bytes(), f
+
+
+def test_odd_numbers_and_missing_timestamps_do_not_break_anything(tmp_path):
+    exc = "org.apache.kafka.common.errors.TimeoutException: Expiring {n} record(s) for orders-3:{e} ms has passed since batch creation"
+    lines = [
+        l4j("2024-05-02 10:17:31,220", "ERROR", "x", APP, exc.format(n=0, e=120015)),
+        l4j("2024-05-02 10:17:31,221", "ERROR", "x", APP, exc.format(n="9" * 25, e="9" * 30)),
+        l4j("2024-05-02 10:17:31,222", "ERROR", "x", APP, exc.format(n=5, e=9223372036854775807)),
+        l4j("2024-05-02 10:17:31,223", "ERROR", "x", APP,
+            "org.apache.kafka.clients.producer.BufferExhaustedException: Failed to allocate memory within the configured max blocking time 9223372036854775807 ms."),
+        l4j("2024-05-02 10:17:31,224", "WARN", "[Producer clientId=p] Connection to node 99999999999999999999 (x/1:2) could not be established. Broker may not be available.", NET),
+    ]
+    r = analyze(write(tmp_path, "a.log", lines), "--format", "json")
+    assert r.err == ""
+    (f,) = of(r.json(), "kafka.delivery-timeout")
+    assert per_tp(f) == {"orders-3": (5, 1)}  # 0 records and an unreadable count are not batches
+    # no time stamps at all (the layout is not recognised): identical expiries are still one batch
+    p = write(tmp_path, "b.log", ["foo " + exc.format(n=3, e=120000)] * 3)
+    (g,) = delivery(tmp_path, p)
+    assert per_tp(g) == {"orders-3": (3, 1)}

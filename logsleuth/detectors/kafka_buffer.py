@@ -49,17 +49,17 @@ def run(ctx: Context) -> list[Finding]:
             available_min=pl.col("available_bytes").min(),
             request_bytes=pl.col("bytes").max(),
             client_id=pl.col("client").drop_nulls().first(),
-            first_row=pl.struct(pl.all()).first(),
-            last_row=pl.struct(pl.all()).last(),
+            first_row=pl.struct(*ko.QUOTE_COLS).first(),
+            last_row=pl.struct(*ko.QUOTE_COLS).last(),
         )
         .drop("_p")
-        .with_columns(_block=pl.duration(milliseconds=pl.col("max_block_ms").fill_null(DEFAULT_MAX_BLOCK_MS)))
+        .with_columns(_block=pl.duration(milliseconds=pl.col("max_block_ms").fill_null(DEFAULT_MAX_BLOCK_MS).clip(0, ko.MAX_MS)))
         .sort("first_seen")
     )
     # the drain problem: as-of join on the file, the latest episode started at or before the first exhaustion
     if m.episodes.height:
         eps = m.episodes.select("path", ep="ep", ep_from="from", ep_to="to").sort("ep_from")
-        per = per.join_asof(eps, left_on="first_seen", right_on="ep_from", by="path", strategy="backward")
+        per = per.sort("first_seen").join_asof(eps, left_on="first_seen", right_on="ep_from", by="path", strategy="backward", check_sortedness=False)
         per = per.with_columns(
             ep=pl.when(pl.col("ep_to") >= pl.col("first_seen") - pl.col("_block") - ko.SLACK).then(pl.col("ep")).otherwise(None)
         )

@@ -42,6 +42,7 @@ SLACK = dt.timedelta(seconds=30)  # tolerance between a batch's lifetime and an 
 RECOVERY_QUIET = dt.timedelta(minutes=1)  # the file goes on this long without trouble: recovered
 SHORT_BLIP = dt.timedelta(seconds=10)
 DEFAULT_DELIVERY_TIMEOUT_MS = 120_000  # since 2.1 (KIP-91)
+MAX_MS = 30 * 86_400_000  # numbers beyond this in a log line are not durations we compute with
 
 UNREACHABLE = ("connection_failed", "connect_error", "node_connect_timeout", "auth_terminated")
 DROPPED = ("node_request_timeout", "request_cancelled")
@@ -51,6 +52,7 @@ RETRY_EVENTS = ("produce_retry", "produce_invalid_metadata")
 METADATA_EVENTS = ("metadata_error", "rebootstrap")
 TROUBLE = NODE_EVENTS + RETRY_EVENTS + METADATA_EVENTS
 NOT_LEADER = ("NOT_LEADER_OR_FOLLOWER", "NOT_LEADER_FOR_PARTITION")
+QUOTE_COLS = ("path", "line", "ts", "raw", "msg")  # what evidence() / quote() read from a row
 
 REFERENCES = [
     "KIP-91 (Kafka 2.1): delivery.timeout.ms bounds the time a record may wait for delivery; default 120000 ms",
@@ -79,23 +81,31 @@ def kafka_events(ctx: Context) -> pl.DataFrame:
     )
 
 
+_last: tuple[pl.DataFrame, Model | None] | None = None  # (events table, its model): three detectors share one build
+
+
 def build(ctx: Context) -> Model | None:
+    global _last
+    if _last is not None and _last[0] is ctx.events:
+        return _last[1]
     kev = kafka_events(ctx)
-    if kev.height == 0:
-        return None
-    trouble, episodes = _episodes(kev)
-    batches = _batches(kev)
-    if batches.height and episodes.height:
-        batches = _link(batches, episodes, trouble)
-    else:
-        batches = batches.with_columns(ep=pl.lit(None, dtype=pl.Int64), named_match=pl.lit(False))
-    return Model(kev, trouble, episodes, batches)
+    model = None
+    if kev.height:
+        trouble, episodes = _episodes(kev)
+        batches = _batches(kev)
+        if batches.height and episodes.height:
+            batches = _link(batches, episodes, trouble)
+        else:
+            batches = batches.with_columns(ep=pl.lit(None, dtype=pl.Int64), named_match=pl.lit(False))
+        model = Model(kev, trouble, episodes, batches)
+    _last = (ctx.events, model)
+    return model
 
 
 def _episodes(kev: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     ev = pl.col("event")
     tr = (
-        kev.filter(pl.col("client_id").is_not_null() & ev.is_in(list(TROUBLE)))
+        kev.filter(pl.col("client_id").is_not_null() & pl.col("ts").is_not_null() & ev.is_in(list(TROUBLE)))
         .with_columns(
             tnode=pl.when(ev.is_in(list(NODE_EVENTS))).then(pl.col("node")).otherwise(pl.col("err_node")),
             unreachable=ev.is_in(list(UNREACHABLE)),
@@ -179,9 +189,17 @@ def _episodes(kev: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 def _batches(kev: pl.DataFrame) -> pl.DataFrame:
     key = ["path", "topic_partition", "records", "elapsed_ms"]
-    exp = kev.filter((pl.col("event") == "batch_expired") & pl.col("records").is_not_null() & pl.col("topic_partition").is_not_null())
+    exp = kev.filter(
+        (pl.col("event") == "batch_expired") & (pl.col("records") > 0) & pl.col("topic_partition").is_not_null()
+        & pl.col("elapsed_ms").is_not_null()
+    )
+    # a new batch: the first line of its key, or one that comes DUP_GAP after the previous (lines without a
+    # time stay with the batch before them)
+    first = pl.int_range(pl.len()).over(key) == 0
     gap = pl.col("ts").diff().over(key)
-    exp = exp.sort([*key, "ts", "line"]).with_columns(batch=(gap.is_null() | (gap > DUP_GAP)).cum_sum().cast(pl.Int64))
+    exp = exp.sort([*key, "ts", "line"], nulls_last=True).with_columns(
+        batch=(first | (gap > DUP_GAP).fill_null(False)).cum_sum().cast(pl.Int64)
+    )
     return (
         exp.group_by("batch")
         .agg(
@@ -196,12 +214,12 @@ def _batches(kev: pl.DataFrame) -> pl.DataFrame:
             lines=pl.len(),
             first_seen=pl.col("ts").min(),
             last_seen=pl.col("ts").max(),
-            first_row=pl.struct(pl.all()).first(),
-            last_row=pl.struct(pl.all()).last(),
+            first_row=pl.struct(*QUOTE_COLS).first(),
+            last_row=pl.struct(*QUOTE_COLS).last(),
         )
         .with_columns(
             batches=pl.max_horizontal(pl.lit(1), (pl.col("lines") / pl.col("records")).ceil().cast(pl.Int64)),
-            created=pl.col("first_seen") - pl.duration(milliseconds=pl.col("elapsed_ms").cast(pl.Int64)),
+            created=pl.col("first_seen") - pl.duration(milliseconds=pl.col("elapsed_ms").clip(0, MAX_MS).cast(pl.Int64)),
         )
         .with_columns(total_records=pl.col("batches") * pl.col("records"))
         .sort(["first_seen", "path", "topic_partition"])
@@ -398,7 +416,7 @@ def run(ctx: Context) -> list[Finding]:
     bx = m.kev.filter(pl.col("event") == "buffer_exhausted").select("path", bx_ts="ts", bx_block="max_block_ms")
     buffer = (
         eps.select("ep", "path", "from", "to").join(bx, on="path", how="inner")
-        .filter((pl.col("bx_ts") >= pl.col("from")) & (pl.col("bx_ts") <= pl.col("to") + pl.duration(milliseconds=pl.col("bx_block").fill_null(60000)) + SLACK))
+        .filter((pl.col("bx_ts") >= pl.col("from")) & (pl.col("bx_ts") <= pl.col("to") + pl.duration(milliseconds=pl.col("bx_block").fill_null(60000).clip(0, MAX_MS)) + SLACK))
         .group_by("ep").agg(buffer_exhausted=pl.len())
     )
     eps = (
