@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, SAMPLES, run
+from conftest import SAMPLES, run
 
 GENERATOR = SAMPLES / "generators" / "sarama.py"
 ID = "sarama.retry-redial-stall"

@@ -374,7 +374,6 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int) -
         else:
             end_j, ended_by = len(body) - 1, "end of the log"
     stall_rows = ([pre] if pre else []) + body[: end_j + 1]
-    after_rows = body[end_j + 1:]
     all_rows = body
 
     coarse = all(r["ts"].microsecond == 0 for r in stall_rows)
