@@ -25,6 +25,9 @@ class Analysis:
     since: dt.datetime | None = None
     until: dt.datetime | None = None
     options: dict = field(default_factory=dict)
+    changes: list = field(default_factory=list)  # templates.Change: what else changed
+    window: tuple | None = None  # (incident window, baseline window) the changes compare
+    templates_counted: bool = False
 
     @property
     def span(self) -> tuple[dt.datetime | None, dt.datetime | None]:
@@ -68,12 +71,16 @@ def analyze(
     detector_options: dict | None = None,
     only: list[str] | None = None,
     skew_mode: str = "auto",
+    templates: bool = False,
+    window: tuple | None = None,
 ) -> Analysis:
-    result = ev.collect(paths, opts, packs, flt)
+    """``templates``: also rank the unrecognised messages whose rate changed in the incident window
+    (``window`` = ((start, end), (baseline start, baseline end)), else derived from the findings)."""
+    result = ev.collect(paths, opts, packs, flt, templates=templates)
     events, links = correlate(result, skew_mode)
     ctx = Context(events, result.inputs, detector_options or {}, read_options=opts, links=links)
     findings = run_all(ctx, only)
-    return Analysis(
+    out = Analysis(
         inputs=result.inputs,
         events=events,
         findings=findings,
@@ -81,3 +88,11 @@ def analyze(
         until=flt.until if flt else None,
         options=detector_options or {},
     )
+    if templates:
+        from logsleuth import templates as tpl
+
+        out.templates_counted = True
+        out.window = window or tpl.incident_window(findings, out.span)
+        if out.window is not None:
+            out.changes = tpl.changes(tpl.collect(result.inputs), out.window[0], out.window[1])
+    return out

@@ -7,6 +7,7 @@ Exit codes: 0 done, 1 "nothing found" (events) or a finding at/above ``--fail-on
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import sys
 from enum import Enum
@@ -63,6 +64,7 @@ class AnalyzeFormat(str, Enum):
     terminal = "terminal"
     text = "text"
     markdown = "markdown"
+    html = "html"
     json = "json"
 
 
@@ -204,9 +206,9 @@ def analyze(
     paths: Paths,
     format: Annotated[
         Optional[AnalyzeFormat],
-        typer.Option("--format", "-f", help="terminal (default on a terminal), text (default when piped), markdown, json."),
+        typer.Option("--format", "-f", help="terminal (default on a terminal), text (default when piped), markdown, html, json. markdown and html add the chart and 'what else changed' (like 'logsleuth report')."),
     ] = None,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report to this file instead of stdout.")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report to this file instead of stdout (markdown: the chart is written beside it as <name>.png).")] = None,
     fail_on: Annotated[Optional[Severity], typer.Option("--fail-on", help="Exit 1 when a finding at or above this severity exists (for CI/cron).")] = None,
     detector: Annotated[Optional[list[str]], typer.Option("--detector", "-d", help="Run only these detectors (ids or prefixes ending in *, repeatable).")] = None,
     sarama_config: Annotated[
@@ -237,14 +239,15 @@ def analyze(
 
         det_opts["sarama_config"] = parse_sarama_config(sarama_config)
     flt = ev.EventFilter(since_text=since, until_text=until, zone=opts.tz or opts.zone_for("")[0])
-    result = run(paths, opts, packs, flt, det_opts, detector, skew_mode=skew.value)
     fmt = format or (AnalyzeFormat.terminal if (is_terminal() and output is None) else AnalyzeFormat.text)
+    rich_report = fmt in (AnalyzeFormat.markdown, AnalyzeFormat.html)
+    result = run(paths, opts, packs, flt, det_opts, detector, skew_mode=skew.value, templates=rich_report)
     _emit_report(result, fmt, output)
     if fail_on is not None and any(at_or_above(f.severity, fail_on.value) for f in result.findings):
         raise typer.Exit(1)
 
 
-def _emit_report(result, fmt: "AnalyzeFormat", output: Path | None) -> None:
+def _emit_report(result, fmt: "AnalyzeFormat", output: Path | None, title: str = "Incident analysis") -> None:
     from logsleuth.render import json_report, markdown, report
     from logsleuth.render.console import stdout_console
 
@@ -254,7 +257,23 @@ def _emit_report(result, fmt: "AnalyzeFormat", output: Path | None) -> None:
     if fmt == AnalyzeFormat.json:
         body = json_report.dumps(result)
     elif fmt == AnalyzeFormat.markdown:
-        body = markdown.document(result)
+        image = None
+        if output is not None:
+            from logsleuth.render import chart
+
+            png = chart.draw(result, "png") if chart.available() else None
+            if png:
+                img_path = output.with_suffix(".png")
+                try:
+                    img_path.write_bytes(png)
+                except OSError as e:
+                    raise LogsleuthError(f"{img_path}: cannot write ({e.strerror or e})") from None
+                image = img_path.name
+        body = markdown.document(result, title, image)
+    elif fmt == AnalyzeFormat.html:
+        from logsleuth.render import html
+
+        body = html.document(result, title)
     else:
         body = report.text(result)
     if output is None:
@@ -265,6 +284,57 @@ def _emit_report(result, fmt: "AnalyzeFormat", output: Path | None) -> None:
     except OSError as e:
         raise LogsleuthError(f"{output}: cannot write ({e.strerror or e})") from None
     print(f"wrote {output}", file=sys.stderr)
+
+
+@app.command()
+def report(
+    paths: Paths,
+    output: Annotated[Path, typer.Option("--output", "-o", help="incident.html (one self-contained file) or incident.md (the chart is written beside it as incident.png).")],
+    title: Annotated[str, typer.Option("--title", help="The report's title.")] = "Incident analysis",
+    around: Annotated[Optional[str], typer.Option("--around", help="The incident's time for 'what else changed' (default: where the worst finding starts).")] = None,
+    window: Annotated[str, typer.Option("--window", help="With --around: the incident window after that time (the baseline is everything before it).")] = "30m",
+    sarama_config: Annotated[Optional[str], typer.Option("--sarama-config", help="The sarama settings in use (see analyze).")] = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    skew: SkewOpt = SkewMode.auto,
+    patterns: PatternsOpt = None,
+    tz: TzOpt = None,
+    date: DateOpt = None,
+    layout: LayoutOpt = None,
+    layout_pattern: LayoutPatternOpt = None,
+) -> None:
+    """A postmortem to paste: findings with evidence, a timeline chart, what was ruled out, and what else changed."""
+    from logsleuth import events as ev
+    from logsleuth.analysis import analyze as run
+    from logsleuth.packs import load_packs
+    from logsleuth.timeline import parse_duration
+    from logsleuth.timeparse import parse_when
+
+    suffix = output.suffix.lower()
+    if suffix in (".html", ".htm"):
+        fmt = AnalyzeFormat.html
+    elif suffix in (".md", ".markdown"):
+        fmt = AnalyzeFormat.markdown
+    else:
+        raise LogsleuthError(f"{output}: the report is .html or .md (the name decides)")
+    opts = read_options(tz, date, layout, layout_pattern)
+    packs = load_packs(patterns)
+    det_opts: dict = {}
+    if sarama_config:
+        from logsleuth.detectors.sarama_config import parse_sarama_config
+
+        det_opts["sarama_config"] = parse_sarama_config(sarama_config)
+    zone = opts.tz or opts.zone_for("")[0]
+    flt = ev.EventFilter(since_text=since, until_text=until, zone=zone)
+    win = None
+    if around:
+        # the window needs the logs' span for relative times: a first pass would double the work,
+        # so relative --around counts from the --since/--until bounds or fails clearly
+        center = parse_when(around, zone, None, None)
+        span = parse_duration(window)
+        win = ((center, center + span), (center - dt.timedelta(days=3650), center))
+    result = run(paths, opts, packs, flt, det_opts, skew_mode=skew.value, templates=True, window=win)
+    _emit_report(result, fmt, output, title)
 
 
 class TimelineFormat(str, Enum):
@@ -335,6 +405,55 @@ def timeline(
     else:
         view.lines(events)
     raise typer.Exit(0 if events.height else 1)
+
+
+@app.command()
+def templates(
+    paths: Paths,
+    around: Annotated[Optional[str], typer.Option("--around", help="The incident's time (default: where the worst finding starts).")] = None,
+    window: Annotated[str, typer.Option("--window", help="With --around: the incident window after that time.")] = "30m",
+    top: Annotated[int, typer.Option("--top", help="How many templates to list.")] = 15,
+    json_out: Annotated[bool, typer.Option("--json", help="JSON instead of a table.")] = False,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    patterns: PatternsOpt = None,
+    tz: TzOpt = None,
+    date: DateOpt = None,
+    layout: LayoutOpt = None,
+    layout_pattern: LayoutPatternOpt = None,
+) -> None:
+    """What else changed: messages no pack recognises, as templates, ranked by how their rate in the incident window differs from before."""
+    import json as _json
+
+    from logsleuth import events as ev
+    from logsleuth import templates as tpl
+    from logsleuth.analysis import analyze as run
+    from logsleuth.packs import load_packs
+    from logsleuth.render.console import stdout_console
+    from logsleuth.render.templates import table
+    from logsleuth.timeline import parse_duration
+    from logsleuth.timeparse import parse_when
+
+    opts = read_options(tz, date, layout, layout_pattern)
+    zone = opts.tz or opts.zone_for("")[0]
+    flt = ev.EventFilter(since_text=since, until_text=until, zone=zone)
+    win = None
+    if around:
+        center = parse_when(around, zone, None, None)
+        win = ((center, center + parse_duration(window)), (center - dt.timedelta(days=3650), center))
+    result = run(paths, opts, load_packs(patterns), flt, templates=True, window=win)
+    if result.window is not None and top != 10:
+        result.changes = tpl.changes(tpl.collect(result.inputs), result.window[0], result.window[1], top)
+    if json_out:
+        w = result.window
+        doc = {
+            "window": None if w is None else {"from": w[0][0].isoformat(), "to": w[0][1].isoformat(), "baseline_from": w[1][0].isoformat(), "baseline_to": w[1][1].isoformat()},
+            "changes": [c.to_json() for c in result.changes],
+        }
+        sys.stdout.write(_json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    else:
+        table(result, stdout_console())
+    raise typer.Exit(0 if result.changes else 1)
 
 
 patterns_app = typer.Typer(help="List, show, test and check pattern packs.", no_args_is_help=True, rich_markup_mode=None)

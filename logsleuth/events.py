@@ -57,9 +57,16 @@ class EventSet:
         return (min(firsts) if firsts else None, max(lasts) if lasts else None)
 
 
-def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilter | None = None) -> EventSet:
+def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilter | None = None, templates: bool = False) -> EventSet:
+    """``templates``: also count every unrecognised record per template and minute (for "what else
+    changed"; costs a full parse of every record)."""
     matcher = Matcher(packs)
-    results = read_all(paths, opts, select=matcher.prefilter)
+    reduce = None
+    if templates:
+        from logsleuth.templates import reducer
+
+        reduce = reducer(matcher)
+    results = read_all(paths, opts, select=matcher.prefilter, reduce=reduce)
     frames: list[pl.DataFrame] = []
     files: list[str] = []
     for i, (rep, recs) in enumerate(results):

@@ -84,6 +84,7 @@ class InputReport:
     unmatched_records: int | None = None  # records no pattern recognised (None: not matched)
     coverage: pl.DataFrame | None = None  # {ts, level} of every COVERAGE_EVERY-th record (all, for inspect)
     clock_skew: object | None = None  # logsleuth.skew.Skew, when estimated
+    reduced: pl.DataFrame | None = None  # read_source(reduce=...) aggregates (templates)
 
     @property
     def lines(self) -> int:
@@ -108,8 +109,14 @@ def _split_last_record(lines: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]
     return lines.slice(0, idx), lines.slice(idx)
 
 
-def read_source(src: Source, opts: ReadOptions, select: Select | None = None) -> tuple[pl.DataFrame, InputReport]:
-    """All records of ``src`` (or those ``select`` picks, plus the first and last for the time span)."""
+def read_source(
+    src: Source, opts: ReadOptions, select: Select | None = None, reduce: Callable[[pl.DataFrame], pl.DataFrame] | None = None
+) -> tuple[pl.DataFrame, InputReport]:
+    """All records of ``src`` (or those ``select`` picks, plus the first and last for the time span).
+
+    ``reduce``, when given, sees every record of every chunk (with ``_selected`` and the
+    provisional time columns ``_ts_aware``/``_ts_naive``/``env_ts``, which it must keep) and returns
+    a small aggregate; the aggregates, with their times made final, land in ``report.reduced``."""
     stats = ReadStats()
     report = InputReport(src.name, stats)
     layouts = list(builtin_layouts())
@@ -118,6 +125,7 @@ def read_source(src: Source, opts: ReadOptions, select: Select | None = None) ->
     carry: pl.DataFrame | None = None
     rid_base = 0
     parts: list[pl.DataFrame] = []
+    rparts: list[pl.DataFrame] = []
 
     def handle(lines: pl.DataFrame) -> None:
         nonlocal rid_base
@@ -133,7 +141,13 @@ def read_source(src: Source, opts: ReadOptions, select: Select | None = None) ->
             starts = lines.filter(pl.col("is_start")).select("rid", "_tod")
             naive = clock.naive_from_tod(starts).select("rid", "_ts_naive")
             clock.observe_naive(naive)
-        if select is not None:
+        if select is not None and reduce is not None:
+            edge = pl.col("rid").is_in([rid_base, rid_base + n_starts - 1]) | (pl.col("rid") % COVERAGE_EVERY == 0)
+            wanted = lines.filter(pl.col("_sel")).select("rid").unique()
+            every = assemble(lines, det.layout, clock, naive).with_columns(_selected=pl.col("rid").is_in(wanted["rid"].implode()))
+            rparts.append(reduce(every))
+            rec = every.filter(pl.col("_selected") | edge)
+        elif select is not None:
             edge = pl.col("rid").is_in([rid_base, rid_base + n_starts - 1]) | (pl.col("rid") % COVERAGE_EVERY == 0)
             wanted = lines.filter(pl.col("_sel")).select("rid").unique()
             sub = lines.filter(pl.col("rid").is_in(wanted["rid"].implode()) | edge)
@@ -176,6 +190,8 @@ def read_source(src: Source, opts: ReadOptions, select: Select | None = None) ->
         return _empty_records(), report
     recs = pl.concat(parts, how="vertical_relaxed") if parts else _empty_records().with_columns(_selected=pl.lit(True))
     recs = clock.finalize(recs)
+    if rparts:
+        report.reduced = clock.finalize(pl.concat(rparts, how="diagonal_relaxed"))
     report.zone = clock.describe_zone()
     report.date_source = clock.date_source
     report.rollovers = clock.rollovers
@@ -202,7 +218,7 @@ def _empty_records() -> pl.DataFrame:
 
 
 def read_all(
-    paths: list[str], opts: ReadOptions, select: Select | None = None
+    paths: list[str], opts: ReadOptions, select: Select | None = None, reduce: Callable[[pl.DataFrame], pl.DataFrame] | None = None
 ) -> list[tuple[InputReport, pl.DataFrame]]:
     """Every input, in order. A binary file found while walking a directory is skipped and
     reported; a binary file named directly is an error."""
@@ -213,7 +229,7 @@ def read_all(
     sources = expand(paths)
     for src in sources:
         try:
-            recs, rep = read_source(src, opts, select)
+            recs, rep = read_source(src, opts, select, reduce)
         except NotALog as e:
             if not src.from_directory:
                 raise

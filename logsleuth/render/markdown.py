@@ -10,8 +10,9 @@ from logsleuth.findings import Finding
 from logsleuth.render.report import _cell, _t, closing, headline, input_rows, notes
 from logsleuth.render.safe import visible
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
-_LINE_START = re.compile(r"^([#>+=-]|\d+[.)])")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~$])")  # $: GitHub renders $...$ as math
+_LINE_START = re.compile(r"^([#>+=-])")
+_LIST_NUMBER = re.compile(r"^(\d+)([.)])")  # "1. x" would start a list: escape the '.', not the digit
 
 
 def md(s: object) -> str:
@@ -19,6 +20,7 @@ def md(s: object) -> str:
     t = visible(str(s))
     t = t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     t = _MD_SPECIAL.sub(r"\\\1", t)
+    t = _LIST_NUMBER.sub(r"\1\\\2", t)
     return _LINE_START.sub(r"\\\1", t)
 
 
@@ -29,8 +31,21 @@ def fence(lines: list[str]) -> str:
     return f"{ticks}text\n{body}\n{ticks}"
 
 
-def document(a: Analysis, title: str = "Incident analysis") -> str:
-    out = [f"# {md(title)}", "", md(headline(a)), "", "## Inputs", ""]
+def document(a: Analysis, title: str = "Incident analysis", image: str | None = None) -> str:
+    """``image``: the file name of the chart written beside the report (render/chart.py)."""
+    out = [f"# {md(title)}", "", md(headline(a)), ""]
+    if image:
+        out += ["## Timeline", "", f"![events per minute with the causes marked]({image})", ""]
+    elif a.templates_counted:
+        from logsleuth.render.timeline import spark
+        from logsleuth.timeline import histogram
+
+        h = histogram(a.events, top=10)
+        if h is not None:
+            out += ["## Timeline", "", "The chart needs matplotlib (`pip install 'logsleuth-broker[report]'`); event rates as sparklines:", ""]
+            out += fence([f"{name:<34} {total:>7,}  {spark(series)}" for name, total, series in h.rows]).splitlines()
+            out.append("")
+    out += ["## Inputs", ""]
     out.append("| path | layout | lines | events | first (UTC) | last (UTC) | zone |")
     out.append("|---|---|---:|---:|---|---|---|")
     for r in input_rows(a):
@@ -42,10 +57,31 @@ def document(a: Analysis, title: str = "Incident analysis") -> str:
         out.append("No detector recognised an incident in these logs.")
     for i, f in enumerate(a.findings, 1):
         out += finding(i, f)
+    out += changes(a)
     out += ["", "## Summary", ""]
     for k, v in closing(a):
         out.append(f"- **{md(k)}**: {md(v)}")
     return "\n".join(out) + "\n"
+
+
+def changes(a: Analysis) -> list[str]:
+    if not a.templates_counted:
+        return []
+    out = ["", "## What else changed", ""]
+    if a.window is None:
+        return out + ["No incident window to compare (the logs span too little time)."]
+    (w0, w1), (b0, b1) = a.window
+    out.append(f"Messages no pack recognises, reduced to templates; their rate from {md(_t(w0))} to {md(_t(w1))} against {md(_t(b0))} to {md(_t(b1))}.")
+    out.append("")
+    if not a.changes:
+        return out + ["Nothing unrecognised changed its rate markedly."]
+    out.append("| template | logger | in window | before | × | first in window |")
+    out.append("|---|---|---:|---:|---:|---|")
+    for c in a.changes:
+        out.append(
+            f"| {md(c.template)} | {md(c.logger or '')} | {c.incident:,} ({c.incident_rate:.2f}/min) | {c.baseline:,} ({c.baseline_rate:.2f}/min) | {c.score:.1f} | {md(c.path)}:{c.line} |"
+        )
+    return out
 
 
 def finding(i: int, f: Finding) -> list[str]:
