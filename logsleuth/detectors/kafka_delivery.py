@@ -20,10 +20,6 @@ EXPIRY_TEXT = r"Expiring \d+ record\(s\) for"
 MAX_TP_EVIDENCE = 6
 
 
-def _plural(n: int, one: str, many: str | None = None) -> str:
-    return f"{n} {one if n == 1 else (many or one + 's')}"
-
-
 def run(ctx: Context) -> list[Finding]:
     m = ko.build(ctx)
     if m is None or m.batches.height == 0:
@@ -96,25 +92,25 @@ def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.Data
     who = (f"Producer {safe(clients[0])} in {safe(path)}" if len(clients) == 1 else f"The producer in {safe(path)}")
 
     story = (
-        f"{who} expired {_plural(records, 'record')} in {_plural(batches, 'batch', 'batches')} on "
-        f"{_plural(len(names), 'partition')} ({shown}) between {fmt_time(first)} and {fmt_time(last)}; each batch "
+        f"{who} expired {ko.plural(records, 'record')} in {ko.plural(batches, 'batch', 'batches')} on "
+        f"{ko.plural(len(names), 'partition')} ({shown}) between {fmt_time(first)} and {fmt_time(last)}; each batch "
         f"{assess}. These records were NOT delivered to Kafka: unless the application re-sent them, they are lost."
     )
     all_named = bool(tps["named_match"].all())
     some_named = bool(tps["named_match"].any())
     conf = 0.55
     reasons = [
-        f"+ Kafka's own expiry text (TimeoutException: Expiring N record(s) …) for {_plural(batches, 'batch', 'batches')}: "
+        f"+ Kafka's own expiry text (TimeoutException: Expiring N record(s) …) for {ko.plural(batches, 'batch', 'batches')}: "
         "the producer itself gave up on these records"
     ]
     if lines > batches:
         reasons.append(
-            f"  ({_plural(lines, 'log record')} carry these {_plural(batches, 'expiry', 'expiries')}: the application logged "
+            f"  ({ko.plural(lines, 'log record')} carry these {ko.plural(batches, 'expiry', 'expiries')}: the application logged "
             "each batch's exception once per record; counted once per batch)"
         )
     ruled_out: list[str] = []
     remediation: list[str] = [
-        f"These {_plural(records, 'record')} were not delivered unless the application re-sent them: find them by "
+        f"These {ko.plural(records, 'record')} were not delivered unless the application re-sent them: find them by "
         f"the keys/ids the application logged next to each expiry ({safe(path)}, {fmt_time(first)} → {fmt_time(last)}) "
         "and re-publish them, or reconcile from the system of record."
     ]
@@ -132,7 +128,7 @@ def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.Data
             )
             conf += 0.25
             reasons.append(
-                f"+ the same client logged {ep['failed_connections'] + ep['auth_failures']} failed connection(s) to node "
+                f"+ the same client logged {ko.plural(ep['failed_connections'] + ep['auth_failures'], 'failed connection')} to node "
                 f"{ep['node']} while these batches waited ({fmt_time(ep['from'])} → {fmt_time(ep['to'])})"
             )
             ruled_out.append(
@@ -165,7 +161,7 @@ def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.Data
         others = ko.same_node_elsewhere(m, ep)
         if others:
             conf += 0.05
-            reasons.append(f"+ {len({(o['path'], o['client']) for o in others})} other client log(s) saw node {ep['node']} fail in the same window")
+            reasons.append(f"+ {ko.plural(len({(o['path'], o['client']) for o in others}), 'other client log')} saw node {ep['node']} fail in the same window")
         if not ep["not_leader_retries"] and not ep["metadata_errors"] and not ep["invalid_metadata"]:
             ruled_out.append("A leader change: no NOT_LEADER_OR_FOLLOWER / NOT_LEADER_FOR_PARTITION retries and no metadata errors")
         evid += ko.episode_quotes(m, ep, limit_retries=2)
@@ -244,7 +240,7 @@ def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.Data
         for r in subjects_rows
     ]
     cause_txt = "" if ep is None else f" — {ko.node_label(ep)} {'unreachable' if ep['kind'] == 'broker-unreachable' else 'in trouble'}"
-    title = f"{_plural(records, 'record')} expired undelivered on {_plural(len(names), 'partition')} ({safe(path)}){cause_txt}"
+    title = f"{ko.plural(records, 'record')} expired undelivered on {ko.plural(len(names), 'partition')} ({safe(path)}){cause_txt}"
     return Finding(
         id="kafka.delivery-timeout",
         severity="critical",

@@ -288,32 +288,35 @@ def retry_summary(ep: dict) -> str:
     items = ep.get("retries_by_error") or []
     if not items:
         return "no produce retries"
-    return f"{ep['retries']} produce retr{'y' if ep['retries'] == 1 else 'ies'} (" + ", ".join(f"{safe(x['error'])} ×{x['n']}" for x in items) + ")"
+    return plural(ep["retries"], "produce retry", "produce retries") + " (" + ", ".join(f"{safe(x['error'])} ×{x['n']}" for x in items) + ")"
+
+
+def plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
 
 
 def episode_facts(ep: dict) -> str:
     parts = []
     if ep["failed_connections"]:
-        parts.append(f"{ep['failed_connections']} failed connection attempts")
+        parts.append(plural(ep["failed_connections"], "failed connection attempt"))
     if ep.get("auth_failures"):
-        parts.append(f"{ep['auth_failures']} connections terminated during authentication")
+        parts.append(plural(ep["auth_failures"], "connection") + " terminated during authentication")
     if ep["request_timeouts"]:
-        parts.append(f"{ep['request_timeouts']} request-timeout disconnects")
+        parts.append(plural(ep["request_timeouts"], "request-timeout disconnect"))
     if ep["cancelled_requests"]:
-        parts.append(f"{ep['cancelled_requests']} in-flight requests cancelled")
+        parts.append(plural(ep["cancelled_requests"], "in-flight request") + " cancelled")
     if ep["disconnects"]:
-        parts.append(f"{ep['disconnects']} disconnects")
+        parts.append(plural(ep["disconnects"], "disconnect"))
     if ep["retries"]:
         parts.append(retry_summary(ep))
-    refreshes = ep["invalid_metadata"] + ep["metadata_errors"] + ep["rebootstraps"]
-    if refreshes:
-        bits = []
-        if ep["invalid_metadata"]:
-            bits.append(f"{ep['invalid_metadata']} invalid-metadata warnings")
-        if ep["metadata_errors"]:
-            bits.append(f"{ep['metadata_errors']} metadata errors")
-        if ep["rebootstraps"]:
-            bits.append(f"{ep['rebootstraps']} rebootstraps")
+    bits = []
+    if ep["invalid_metadata"]:
+        bits.append(plural(ep["invalid_metadata"], "invalid-metadata warning"))
+    if ep["metadata_errors"]:
+        bits.append(plural(ep["metadata_errors"], "metadata error"))
+    if ep["rebootstraps"]:
+        bits.append(plural(ep["rebootstraps"], "rebootstrap"))
+    if bits:
         parts.append(" and ".join(bits))
     return ", ".join(parts) if parts else "no details"
 
@@ -480,7 +483,7 @@ def _finding(ctx: Context, m: Model, ep: dict) -> Finding:
     reasons = []
     if unreachable:
         conf += 0.2
-        reasons.append(f"+ Kafka's own NetworkClient logged {ep['failed_connections'] + ep['auth_failures']} failed connection(s) to node {ep['node']}")
+        reasons.append(f"+ Kafka's own NetworkClient logged {plural(ep['failed_connections'] + ep['auth_failures'], 'failed connection')} to node {ep['node']}")
     else:
         conf += 0.1
         reasons.append(f"+ node {ep['node']} dropped connections or timed requests out, but no connection attempt failed")
@@ -492,7 +495,7 @@ def _finding(ctx: Context, m: Model, ep: dict) -> Finding:
         reasons.append(f"+ the produce retries name node {ep['node']} themselves (Error Message: Disconnected from node …)")
     if others:
         conf += 0.1
-        reasons.append(f"+ {len({(o['path'], o['client']) for o in others})} other client(s) saw the same node fail in the same window")
+        reasons.append(f"+ {plural(len({(o['path'], o['client']) for o in others}), 'other client')} saw the same node fail in the same window")
     if not ok:
         conf -= 0.05
         reasons.append("- " + recovery + " (the end of the outage is not in the logs)")
