@@ -150,12 +150,11 @@ def inspect(
     layout_pattern: LayoutPatternOpt = None,
 ) -> None:
     """What logsleuth finds in each input: compression, encoding, envelope, layout, lines, records, time span."""
-    from logsleuth.reader import read_all
+    from logsleuth.reader import inspect_all
     from logsleuth.render import inspect as view
 
     opts = read_options(tz, date, layout, layout_pattern)
-    results = read_all(paths, opts)
-    reports = [rep for rep, _ in results]
+    reports = inspect_all(paths, opts)
     if format == InspectFormat.json:
         view.json_out(reports)
     else:

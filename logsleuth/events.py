@@ -11,7 +11,7 @@ import polars as pl
 
 from logsleuth.matcher import Matcher
 from logsleuth.packs import PackSet
-from logsleuth.reader import InputReport, ReadOptions, read_all
+from logsleuth.reader import InputReport, ReadOptions, iter_read
 
 
 @dataclass
@@ -66,12 +66,14 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
         from logsleuth.templates import reducer
 
         reduce = reducer(matcher)
-    results = read_all(paths, opts, select=matcher.prefilter, reduce=reduce)
     frames: list[pl.DataFrame] = []
     files: list[str] = []
-    for i, (rep, recs) in enumerate(results):
+    reports: list[InputReport] = []
+    for i, (rep, recs) in enumerate(iter_read(paths, opts, select=matcher.prefilter, reduce=reduce)):
         files.append(rep.name)
+        reports.append(rep)
         ev = matcher.match(recs)
+        del recs  # only the events of each input are kept
         rep.events = ev.height
         matched_records = ev.select(pl.col("line").n_unique()).item() if ev.height else 0
         rep.unmatched_records = rep.records - matched_records
@@ -81,7 +83,7 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
     else:
         events = matcher.empty(pl.DataFrame()).with_columns(file=pl.lit(None, dtype=pl.Int32), path=pl.lit(None, dtype=pl.String))
     events = events.sort(["ts", "file", "line"], nulls_last=True, maintain_order=True)
-    out = EventSet(events, [rep for rep, _ in results], files)
+    out = EventSet(events, reports, files)
     if flt is not None:
         flt.resolve(*out.span)
         if flt.since or flt.until:

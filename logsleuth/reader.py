@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import fnmatch
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 import polars as pl
 
@@ -95,11 +95,19 @@ def per_line_pass(lines: pl.DataFrame, exprs: dict[str, pl.Expr], parts: int = 2
     """Evaluate per-line expressions; large frames are cut in ``parts`` run side by side
     (Polars runs the string kernels of one column on one core)."""
     n = lines.height
-    if n < 50_000 or parts < 2:
+    if n < 20_000 or parts < 2:
         return lines.with_columns(**exprs)
     step = -(-n // parts)
     lazies = [lines.slice(i, step).lazy().with_columns(**exprs) for i in range(0, n, step)]
     return pl.concat(pl.collect_all(lazies), rechunk=False)
+
+
+def compact(frame: pl.DataFrame) -> pl.DataFrame:
+    """Copy the string columns of a small frame kept across chunks. Polars strings are views into
+    the chunk's buffers, so a few kept rows would otherwise keep every whole chunk alive (memory
+    growing with the input instead of with what is kept)."""
+    cols = [pl.concat_str([pl.col(c), pl.lit("")]).alias(c) for c, t in frame.schema.items() if t == pl.String]
+    return frame.with_columns(cols) if cols else frame
 
 
 def _split_last_record(lines: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -126,6 +134,7 @@ def read_source(
     rid_base = 0
     parts: list[pl.DataFrame] = []
     rparts: list[pl.DataFrame] = []
+    cparts: list[pl.DataFrame] = []  # coverage sample: time and level only
 
     def handle(lines: pl.DataFrame) -> None:
         nonlocal rid_base
@@ -141,14 +150,20 @@ def read_source(
             starts = lines.filter(pl.col("is_start")).select("rid", "_tod")
             naive = clock.naive_from_tod(starts).select("rid", "_ts_naive")
             clock.observe_naive(naive)
+        sampled = pl.col("rid") % COVERAGE_EVERY == 0
+        time_cols = ["_ts_aware", "_ts_naive", "env_ts", "level"]
         if select is not None and reduce is not None:
-            edge = pl.col("rid").is_in([rid_base, rid_base + n_starts - 1]) | (pl.col("rid") % COVERAGE_EVERY == 0)
+            edge = pl.col("rid").is_in([rid_base, rid_base + n_starts - 1])
             wanted = lines.filter(pl.col("_sel")).select("rid").unique()
             every = assemble(lines, det.layout, clock, naive).with_columns(_selected=pl.col("rid").is_in(wanted["rid"].implode()))
-            rparts.append(reduce(every))
+            rparts.append(compact(reduce(every)))
+            cparts.append(compact(every.filter(sampled).select(time_cols)))
             rec = every.filter(pl.col("_selected") | edge)
         elif select is not None:
-            edge = pl.col("rid").is_in([rid_base, rid_base + n_starts - 1]) | (pl.col("rid") % COVERAGE_EVERY == 0)
+            cov = lines.filter(pl.col("rid").is_in(lines.filter(pl.col("is_start") & sampled)["rid"].implode()))
+            if cov.height:
+                cparts.append(compact(assemble(cov, det.layout, clock, naive).select(time_cols)))
+            edge = pl.col("rid").is_in([rid_base, rid_base + n_starts - 1])
             wanted = lines.filter(pl.col("_sel")).select("rid").unique()
             sub = lines.filter(pl.col("rid").is_in(wanted["rid"].implode()) | edge)
             rec = assemble(sub, det.layout, clock, naive)
@@ -156,7 +171,7 @@ def read_source(
         else:
             rec = assemble(lines, det.layout, clock, naive).with_columns(_selected=pl.lit(True))
         rid_base += n_starts
-        parts.append(rec)
+        parts.append(compact(rec) if select is not None else rec)
 
     for frame in read_lines(src, stats, opts.chunk_bytes):
         if det is None:
@@ -200,7 +215,12 @@ def read_source(
         last = recs.row(int(recs["ts"].arg_max()), named=True)  # type: ignore[arg-type]
         report.first_ts, report.first_stamp = first["ts"], first["ts_text"]
         report.last_ts, report.last_stamp = last["ts"], last["ts_text"]
-    report.coverage = recs.select("ts", "level").filter(pl.col("ts").is_not_null()).sort("ts")
+    if cparts:
+        cov = clock.finalize(pl.concat(cparts, how="vertical_relaxed")).select("ts", "level")
+        cov = pl.concat([cov, recs.select("ts", "level")], how="vertical_relaxed")
+    else:
+        cov = recs.select("ts", "level")
+    report.coverage = cov.filter(pl.col("ts").is_not_null()).sort("ts")
     recs = recs.filter(pl.col("_selected")).drop("_selected", "rid", "env_ts")
     if select is None:
         report.records_without_ts = int(recs["ts"].null_count())
@@ -217,16 +237,17 @@ def _empty_records() -> pl.DataFrame:
     return pl.DataFrame(schema=schema)
 
 
-def read_all(
+def iter_read(
     paths: list[str], opts: ReadOptions, select: Select | None = None, reduce: Callable[[pl.DataFrame], pl.DataFrame] | None = None
-) -> list[tuple[InputReport, pl.DataFrame]]:
-    """Every input, in order. A binary file found while walking a directory is skipped and
-    reported; a binary file named directly is an error."""
+) -> Iterator[tuple[InputReport, pl.DataFrame]]:
+    """Every input in order, one at a time (so a caller can reduce each before the next is read).
+    A binary file found while walking a directory is skipped and reported; a binary file named
+    directly is an error; inputs that are all binary are an error."""
     from logsleuth.errors import LogsleuthError
     from logsleuth.sources import NotALog, expand
 
-    out: list[tuple[InputReport, pl.DataFrame]] = []
     sources = expand(paths)
+    skipped = 0
     for src in sources:
         try:
             recs, rep = read_source(src, opts, select, reduce)
@@ -236,9 +257,37 @@ def read_all(
             rep = InputReport(src.name, ReadStats())
             rep.skipped_input = str(e).split(": ", 1)[-1]
             recs = _empty_records()
-        out.append((rep, recs))
-    if out and all(rep.skipped_input for rep, _ in out):
+            skipped += 1
+        yield rep, recs
+    if sources and skipped == len(sources):
         raise LogsleuthError(f"{', '.join(paths)}: no text logs found (only binary files)")
+
+
+def read_all(
+    paths: list[str], opts: ReadOptions, select: Select | None = None, reduce: Callable[[pl.DataFrame], pl.DataFrame] | None = None
+) -> list[tuple[InputReport, pl.DataFrame]]:
+    """:func:`iter_read`, collected."""
+    return list(iter_read(paths, opts, select, reduce))
+
+
+def inspect_all(paths: list[str], opts: ReadOptions) -> list[InputReport]:
+    """``inspect``: every record is parsed and counted, none is kept (memory stays flat)."""
+
+    def no_ts(recs: pl.DataFrame) -> pl.DataFrame:
+        missing = pl.col("_ts_aware").is_null() & pl.col("_ts_naive").is_null() & pl.col("env_ts").is_null()
+        return recs.select(
+            _ts_aware=pl.lit(None, dtype=pl.Datetime("us", "UTC")),
+            _ts_naive=pl.lit(None, dtype=pl.Datetime("us")),
+            env_ts=pl.lit(None, dtype=pl.Datetime("us", "UTC")),
+            no_ts=missing.sum(),
+        )
+
+    out = []
+    for rep, _ in iter_read(paths, opts, select=lambda: pl.lit(False), reduce=no_ts):
+        if rep.reduced is not None and rep.reduced.height:
+            rep.records_without_ts = int(rep.reduced["no_ts"].sum())
+        rep.reduced = None
+        out.append(rep)
     return out
 
 
