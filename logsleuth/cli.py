@@ -133,6 +133,13 @@ def read_options(tz: list[str] | None, date: list[str] | None, layout: str | Non
             opts.date = d
     if layout and layout_pattern:
         raise LogsleuthError("give --layout or --layout-pattern, not both")
+    from logsleuth.render.progress import for_terminal
+
+    opts.progress = for_terminal()
+    if opts.progress is not None:
+        import atexit
+
+        atexit.register(opts.progress.close)
     if layout:
         opts.layout = layout_by_id(layout)
     elif layout_pattern:

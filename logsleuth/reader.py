@@ -35,6 +35,7 @@ class ReadOptions:
     date_rules: list[tuple[str, dt.date]] = field(default_factory=list)
     layout: Layout | None = None
     chunk_bytes: int = CHUNK_BYTES
+    progress: Callable[[str, int, int | None], None] | None = None  # (input, bytes read, total) after each chunk
 
     def zone_for(self, name: str) -> tuple[str, str]:
         for pattern, zone in self.tz_rules:
@@ -173,7 +174,10 @@ def read_source(
         rid_base += n_starts
         parts.append(compact(rec) if select is not None else rec)
 
+    total = src.path.stat().st_size if src.path is not None and src.path.is_file() else None
     for frame in read_lines(src, stats, opts.chunk_bytes):
+        if opts.progress is not None:
+            opts.progress(src.name, stats.bytes_read, total)
         if det is None:
             sample = frame["raw"].head(SAMPLE_LINES).to_list()
             det = detect(sample, layouts, opts.layout)

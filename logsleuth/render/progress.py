@@ -1,0 +1,48 @@
+"""Progress for big inputs: a bar on stderr, only when stderr is a terminal and an input is over
+PROGRESS_MIN_BYTES. Nothing is printed when piped or redirected."""
+
+from __future__ import annotations
+
+import sys
+
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+
+from logsleuth.render.console import stderr_console
+from logsleuth.render.safe import visible
+
+PROGRESS_MIN_BYTES = 50 * 1024 * 1024
+
+
+class InputProgress:
+    def __init__(self) -> None:
+        self.progress: Progress | None = None
+        self.tasks: dict[str, int] = {}
+
+    def __call__(self, name: str, done: int, total: int | None) -> None:
+        if total is None or total < PROGRESS_MIN_BYTES:
+            return
+        if self.progress is None:
+            self.progress = Progress(
+                TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
+                console=stderr_console(), transient=True,
+            )
+            self.progress.start()
+        if name not in self.tasks:
+            self.tasks[name] = self.progress.add_task(visible(name)[-60:], total=total)
+        self.progress.update(self.tasks[name], completed=min(done, total))
+        if done >= total:  # the input is read: clear the bar before anything is printed
+            self.progress.remove_task(self.tasks.pop(name))
+            if not self.tasks:
+                self.close()
+
+    def close(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
+
+
+def for_terminal() -> InputProgress | None:
+    try:
+        return InputProgress() if sys.stderr.isatty() else None
+    except (AttributeError, ValueError):
+        return None
