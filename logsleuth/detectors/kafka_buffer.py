@@ -112,7 +112,7 @@ def _finding(m: ko.Model, r: dict, ep: dict | None) -> Finding:
             why = f"the client logged produce errors from {fmt_time(ep['from'])} to {fmt_time(ep['to'])}: {facts}"
         story += f" The buffer filled because the sender could not drain it: {why}."
         if r["expired_batches"]:
-            story += f" Meanwhile {r['expired_records']} records in {r['expired_batches']} batches expired (see kafka.delivery-timeout)."
+            story += f" Around it, {r['expired_records']} records in {r['expired_batches']} batches expired on this client (see kafka.delivery-timeout)."
         cause = ko.cause_of(ep)
         conf = 0.85
         reasons.append(f"+ the drain problem on the same client file began at {fmt_time(ep['from'])}, before the first exhaustion")
