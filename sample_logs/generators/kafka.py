@@ -12,7 +12,7 @@ plausible, not copied from a real trace.
 Incidents (numbers are by construction; tests/test_kafka.py asserts them):
 
 kafka-outage/            Kafka tools log4j layout "[%d] %p %m (%c)%n", kafka-clients 3.6
-  orders-producer.log    node 2 (kafka-2/10.0.0.7:9092) unreachable 10:15:30.412 -> 10:19:4x;
+  orders-producer.log    node 2 (kafka-2/10.0.0.7:9092) unreachable 10:15:30.412 -> 10:19:39.351;
                          NETWORK_EXCEPTION retries, invalid-metadata and metadata errors; 8 batches
                          (209 records) expire on orders-1, orders-4, payments-2, each logged once
                          per record (payments via send().get(): ExecutionException + Caused by);
