@@ -4,8 +4,8 @@
     python benchmarks/gen_broker_log.py --lines 1500000 --out benchmarks/data/broker-1.5M.log
     python benchmarks/gen_broker_log.py --size 3G --gzip --out benchmarks/data/broker-3G.log.gz
 
-The mix imitates a busy broker: mostly managed-ledger, bookkeeper, cursor and stats chatter, a few
-per cent of connection/producer/consumer lines, the odd WARN with a stack trace, load shedding
+The mix imitates a busy broker: mostly managed-ledger, bookkeeper, cursor and stats chatter, 2 %
+(``--event-rate``) of connection/producer lines, the odd WARN with a stack trace, load shedding
 every ~35 minutes and, in the middle, the dangling-producer incident (an unload strands one
 producer that is then rejected every minute until the end). Same seed, same bytes.
 """
@@ -28,7 +28,8 @@ def _size(text: str) -> int:
     return int(float(t[:-1]) * units[t[-1]]) if t[-1] in units else int(t)
 
 
-def generate(out, lines: int | None, size: int | None, layout: str, seed: int) -> tuple[int, int]:
+def generate(out, lines: int | None, size: int | None, layout: str, seed: int, event_rate: float = 0.02) -> tuple[int, int]:
+    """``event_rate``: share of lines that are connection/producer lines the packs recognise."""
     rnd = random.Random(seed)
     start = dt.datetime(2024, 5, 2, 0, 0, 0, tzinfo=dt.timezone.utc)
     # a fixed pool of message bodies keeps generation fast and the text realistic
@@ -57,14 +58,14 @@ def generate(out, lines: int | None, size: int | None, layout: str, seed: int) -
             bodies.append((f"pulsar-ordered-OrderedExecutor-{rnd.randint(0, 7)}-0", "INFO", loggers["lh"], f"Ensemble change: ledger {{n}}, entry {rnd.randint(0, 99999)}, bookies 10.0.1.{rnd.randint(2, 250)}:3181 ok"))
         elif r < 0.80:
             bodies.append(("pulsar-stats-updater-1-1", "INFO", loggers["st"], f"Updated topic stats for {name}: msgRateIn {rnd.uniform(10, 9000):.1f} msg/s, msgRateOut {rnd.uniform(10, 9000):.1f} msg/s, storageSize {{n}}"))
-        elif r < 0.88:
+        elif r < 0.97 - event_rate:
             bodies.append((f"pulsar-io-22-{rnd.randint(1, 16)}", "INFO", loggers["ps"], f"[{name}][sub-{rnd.randint(1, 9)}] Successfully disconnected consumers from subscription, proceeding with cursor reset to {{n}}"))
-        elif r < 0.93:
+        elif r < 0.97 - event_rate / 2:
             bodies.append((f"pulsar-io-22-{rnd.randint(1, 16)}", "INFO", SC, f"New connection from /10.1.{rnd.randint(100, 130)}.{rnd.randint(2, 250)}:{{n}}"))
-        elif r < 0.96:
+        elif r < 0.97 - event_rate / 4:
             port = rnd.randint(10000, 60000)
             bodies.append((f"ForkJoinPool.commonPool-worker-{rnd.randint(1, 30)}", "INFO", SC, f"[/10.1.{rnd.randint(100, 130)}.{rnd.randint(2, 250)}:{port}][{t}] Creating producer. producerId={{n}}"))
-        elif r < 0.99:
+        elif r < 0.97:
             port = rnd.randint(10000, 60000)
             addr = f"/10.1.{rnd.randint(100, 130)}.{rnd.randint(2, 250)}:{port}"
             bodies.append((f"ForkJoinPool.commonPool-worker-{rnd.randint(1, 30)}", "INFO", SC, f"[{addr}] Created new producer: Producer{{{{topic=PersistentTopic{{{{topic={t}}}}}, client={addr}, producerName=pulsar-cluster-{rnd.randint(1, 99)}-{{n}}, producerId={{n}}}}}}"))
@@ -128,12 +129,13 @@ def main() -> None:
     ap.add_argument("--layout", choices=["iso", "time"], default="iso", help="iso: 3.x layout; time: 2.x time-only stamps")
     ap.add_argument("--gzip", action="store_true")
     ap.add_argument("--seed", type=int, default=2024)
+    ap.add_argument("--event-rate", type=float, default=0.02, help="share of lines the packs recognise (default 0.02)")
     a = ap.parse_args()
     if not a.lines and not a.size:
         a.lines = 1_500_000
     a.out.parent.mkdir(parents=True, exist_ok=True)
     with (gzip.open(a.out, "wb", compresslevel=1, mtime=0) if a.gzip else open(a.out, "wb")) as fh:
-        n, b = generate(fh, a.lines, a.size, a.layout, a.seed)
+        n, b = generate(fh, a.lines, a.size, a.layout, a.seed, a.event_rate)
     print(f"{a.out}: {n:,} lines, {b / 1e6:.1f} MB of text", file=sys.stderr)
 
 

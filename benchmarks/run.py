@@ -71,7 +71,7 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=HERE / "data")
     a = ap.parse_args()
 
-    tag = (a.size or f"{a.lines // 1000}k") + ("-time" if a.layout == "time" else "")
+    tag = (a.size or f"{a.lines // 1000}k") + ("-time" if a.layout == "time" else "") + "-v2"
     path = a.data / (f"broker-{tag}.log" + (".gz" if a.gzip else ""))
     if not path.exists():
         gen = [sys.executable, str(HERE / "gen_broker_log.py"), "--out", str(path), "--layout", a.layout]

@@ -73,10 +73,18 @@ def analyze(
     skew_mode: str = "auto",
     templates: bool = False,
     window: tuple | None = None,
+    stored: ev.EventSet | None = None,
 ) -> Analysis:
     """``templates``: also rank the unrecognised messages whose rate changed in the incident window
     (``window`` = ((start, end), (baseline start, baseline end)), else derived from the findings)."""
-    result = ev.collect(paths, opts, packs, flt, templates=templates)
+    if stored is not None:  # an events directory (eventstore): filter it like freshly read events
+        result = stored
+        if flt is not None:
+            flt.resolve(*result.span)
+            if flt.since or flt.until:
+                result.events = result.events.filter(flt.expr())
+    else:
+        result = ev.collect(paths, opts, packs, flt, templates=templates)
     events, links = correlate(result, skew_mode)
     ctx = Context(events, result.inputs, detector_options or {}, read_options=opts, links=links)
     findings = run_all(ctx, only)

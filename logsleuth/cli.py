@@ -58,6 +58,7 @@ class EventsFormat(str, Enum):
     grep = "grep"
     ndjson = "ndjson"
     csv = "csv"
+    parquet = "parquet"
 
 
 class AnalyzeFormat(str, Enum):
@@ -173,8 +174,9 @@ def events(
     paths: Paths,
     format: Annotated[
         Optional[EventsFormat],
-        typer.Option("--format", "-f", help="table (default on a terminal), grep (default when piped: path:line:text), ndjson, csv."),
+        typer.Option("--format", "-f", help="table (default on a terminal), grep (default when piped: path:line:text), ndjson, csv, parquet (a directory for 'analyze --events', needs -o)."),
     ] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="With --format parquet: the directory to write (partitioned by system).")] = None,
     event: Annotated[Optional[list[str]], typer.Option("--event", "-e", help="Only these events (names or globs, repeatable).")] = None,
     system: Annotated[Optional[list[str]], typer.Option("--system", "-s", help="Only these systems or packs: pulsar, kafka, sarama, pulsar-broker, ... (repeatable).")] = None,
     since: SinceOpt = None,
@@ -196,7 +198,16 @@ def events(
     flt = ev.EventFilter(since_text=since, until_text=until, zone=opts.tz or opts.zone_for("")[0], events=event or [], systems=system or [])
     result = ev.collect(paths, opts, packs, flt)
     fmt = format or (EventsFormat.table if is_terminal() else EventsFormat.grep)
-    if fmt == EventsFormat.grep:
+    if fmt == EventsFormat.parquet:
+        from logsleuth import eventstore
+
+        if output is None:
+            raise LogsleuthError("--format parquet writes a directory: give -o DIR")
+        n = eventstore.write(result, output)
+        print(f"wrote {n:,} events of {len(result.inputs)} input(s) to {output}", file=sys.stderr)
+    elif output is not None:
+        raise LogsleuthError("-o is for --format parquet; redirect the other formats")
+    elif fmt == EventsFormat.grep:
         view.grep(result.events)
     elif fmt == EventsFormat.ndjson:
         view.ndjson(result.events, packs)
@@ -209,7 +220,11 @@ def events(
 
 @app.command()
 def analyze(
-    paths: Paths,
+    paths: Annotated[Optional[list[str]], typer.Argument(help="Log files, directories (recursive), globs, or - for stdin.", show_default=False)] = None,
+    events_dir: Annotated[
+        Optional[Path],
+        typer.Option("--events", help="Analyse an events directory written by 'events --format parquet -o DIR' instead of reading logs."),
+    ] = None,
     format: Annotated[
         Optional[AnalyzeFormat],
         typer.Option("--format", "-f", help="terminal (default on a terminal), text (default when piped), markdown, html, json. markdown and html add the chart and 'what else changed' (like 'logsleuth report')."),
@@ -247,7 +262,17 @@ def analyze(
     flt = ev.EventFilter(since_text=since, until_text=until, zone=opts.tz or opts.zone_for("")[0])
     fmt = format or (AnalyzeFormat.terminal if (is_terminal() and output is None) else AnalyzeFormat.text)
     rich_report = fmt in (AnalyzeFormat.markdown, AnalyzeFormat.html)
-    result = run(paths, opts, packs, flt, det_opts, detector, skew_mode=skew.value, templates=rich_report)
+    stored = None
+    if events_dir is not None:
+        from logsleuth import eventstore
+
+        if paths:
+            raise LogsleuthError("give log paths or --events DIR, not both")
+        stored = eventstore.read(events_dir)
+        rich_report = False  # templates need the log lines themselves
+    elif not paths:
+        raise LogsleuthError("no input given (name files, directories, globs, - for stdin, or --events DIR)")
+    result = run(paths or [], opts, packs, flt, det_opts, detector, skew_mode=skew.value, templates=rich_report, stored=stored)
     _emit_report(result, fmt, output)
     if fail_on is not None and any(at_or_above(f.severity, fail_on.value) for f in result.findings):
         raise typer.Exit(1)

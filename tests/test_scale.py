@@ -1,0 +1,64 @@
+"""Scale: memory stays bounded as the input grows (at a size CI can afford; the big run is the
+benchmark's job), and the events table round-trips through Parquet for `analyze --events`."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, SAMPLES
+
+GEN = ROOT / "benchmarks" / "gen_broker_log.py"
+
+
+def peak_rss_mb(*args: str) -> float:
+    """Run the CLI and return the peak RSS of that process (os.wait4)."""
+    env = dict(os.environ, TZ="UTC")
+    p = subprocess.Popen([sys.executable, "-m", "logsleuth", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    _, status, ru = os.wait4(p.pid, 0)
+    assert os.waitstatus_to_exitcode(status) in (0, 1), p.stderr.read().decode()[-2000:]
+    return ru.ru_maxrss / 1024
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("scale")
+    out = {}
+    for n in (150_000, 600_000):
+        f = d / f"broker-{n}.log"
+        subprocess.run([sys.executable, str(GEN), "--lines", str(n), "--out", str(f), "--event-rate", "0.005"], check=True, capture_output=True)
+        out[n] = f
+    return out
+
+
+def test_memory_is_bounded(logs):
+    small, big = logs[150_000], logs[600_000]
+    assert big.stat().st_size > 3.5 * small.stat().st_size
+    for cmd in (["inspect", "--format", "json"], ["events", "--format", "grep"], ["analyze", "--format", "json"]):
+        a = peak_rss_mb(*cmd, str(small), "--tz", "UTC")
+        b = peak_rss_mb(*cmd, str(big), "--tz", "UTC")
+        # 4x the input: memory may grow by the events kept (0.5 % of lines), not with the input
+        assert b < a + 80, (cmd, a, b)
+        assert b < 400, (cmd, b)
+
+
+def test_events_round_trip_through_parquet(cli, tmp_path):
+    store = tmp_path / "store"
+    r = cli("events", "--tz", "UTC", SAMPLES / "pulsar-incident", "--format", "parquet", "-o", store)
+    assert r.code == 0 and "wrote" in r.err, r
+    assert (store / "inputs.json").exists() and list((store / "events").glob("system=*/*.parquet"))
+    direct = cli("analyze", "--tz", "UTC", SAMPLES / "pulsar-incident", "--format", "json").json()
+    stored = cli("analyze", "--events", store, "--format", "json").json()
+
+    def key(doc):
+        return sorted((f["id"], f["severity"], tuple(sorted((s.get("connection"), s.get("producer_id"), s.get("attempts")) for s in f["subjects"] if "attempts" in s))) for f in doc["findings"])
+
+    assert key(direct) == key(stored)
+    assert [i["path"] for i in direct["inputs"]] == [i["path"] for i in stored["inputs"]]
+    r = cli("events", "--tz", "UTC", SAMPLES / "pulsar-incident", "--format", "parquet", "-o", store)
+    assert r.code == 2 and "not empty" in r.err
+    r = cli("analyze", "--events", tmp_path)
+    assert r.code == 2 and "not an events directory" in r.err
