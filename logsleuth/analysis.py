@@ -100,7 +100,10 @@ def analyze(
         from logsleuth import templates as tpl
 
         out.templates_counted = True
-        out.window = window or tpl.incident_window(findings, out.span)
+        if callable(window):
+            out.window = window(*out.span)
+        else:
+            out.window = window or tpl.incident_window(findings, out.span)
         if out.window is not None:
             out.changes = tpl.changes(tpl.collect(result.inputs), out.window[0], out.window[1])
     return out

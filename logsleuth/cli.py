@@ -338,8 +338,6 @@ def report(
     from logsleuth import events as ev
     from logsleuth.analysis import analyze as run
     from logsleuth.packs import load_packs
-    from logsleuth.timeline import parse_duration
-    from logsleuth.timeparse import parse_when
 
     suffix = output.suffix.lower()
     if suffix in (".html", ".htm"):
@@ -357,15 +355,25 @@ def report(
         det_opts["sarama_config"] = parse_sarama_config(sarama_config)
     zone = opts.tz or opts.zone_for("")[0]
     flt = ev.EventFilter(since_text=since, until_text=until, zone=zone)
-    win = None
-    if around:
-        # the window needs the logs' span for relative times: a first pass would double the work,
-        # so relative --around counts from the --since/--until bounds or fails clearly
-        center = parse_when(around, zone, None, None)
-        span = parse_duration(window)
-        win = ((center, center + span), (center - dt.timedelta(days=3650), center))
-    result = run(paths, opts, packs, flt, det_opts, skew_mode=skew.value, templates=True, window=win)
+    result = run(paths, opts, packs, flt, det_opts, skew_mode=skew.value, templates=True, window=_incident_window(around, window, zone))
     _emit_report(result, fmt, output, title)
+
+
+def _incident_window(around: str | None, window: str, zone: str):
+    """--around/--window -> a function of the logs' span giving (incident window, baseline before
+    it), so relative times ('-2h') count from the logs' end like --since does."""
+    if not around:
+        return None
+    from logsleuth.timeline import parse_duration
+    from logsleuth.timeparse import parse_when
+
+    width = parse_duration(window)
+
+    def resolve(first, last):
+        center = parse_when(around, zone, first, last)
+        return (center, center + width), (first or center - width, center)
+
+    return resolve
 
 
 class TimelineFormat(str, Enum):
@@ -462,17 +470,11 @@ def templates(
     from logsleuth.packs import load_packs
     from logsleuth.render.console import stdout_console
     from logsleuth.render.templates import table
-    from logsleuth.timeline import parse_duration
-    from logsleuth.timeparse import parse_when
 
     opts = read_options(tz, date, layout, layout_pattern)
     zone = opts.tz or opts.zone_for("")[0]
     flt = ev.EventFilter(since_text=since, until_text=until, zone=zone)
-    win = None
-    if around:
-        center = parse_when(around, zone, None, None)
-        win = ((center, center + parse_duration(window)), (center - dt.timedelta(days=3650), center))
-    result = run(paths, opts, load_packs(patterns), flt, templates=True, window=win)
+    result = run(paths, opts, load_packs(patterns), flt, templates=True, window=_incident_window(around, window, zone))
     if result.window is not None and top != 10:
         result.changes = tpl.changes(tpl.collect(result.inputs), result.window[0], result.window[1], top)
     if json_out:

@@ -34,6 +34,17 @@ class Histogram:
     markers: list[dict]  # {ts, label, path, line, text}
 
 
+def bucket_label(seconds: int) -> str:
+    """'5 min', '1 h', ... for a bucket width."""
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min"
+    if seconds < 86400:
+        return f"{seconds // 3600} h"
+    return f"{seconds // 86400} d"
+
+
 def pick_bucket(span_s: float, target: int = 60) -> int:
     for b in BUCKETS:
         if span_s / b <= target:

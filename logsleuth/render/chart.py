@@ -14,7 +14,7 @@ import io
 
 from logsleuth.analysis import Analysis
 from logsleuth.findings import SEVERITY_RANK
-from logsleuth.timeline import histogram
+from logsleuth.timeline import bucket_label, histogram
 
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 SHADE = {"critical": "#d62728", "high": "#ff7f0e", "medium": "#bcbd22", "low": "#17becf", "info": "#cccccc"}
@@ -54,7 +54,7 @@ def draw(a: Analysis, fmt: str = "svg", kinds: int = 8) -> bytes | None:
         lab = m["label"] if m["label"] not in seen else None
         seen.add(m["label"])
         ax.axvline(m["ts"], color="#444444", linestyle="--", linewidth=0.9, alpha=0.8, label=f"▲ {lab}" if lab else None)
-    ax.set_ylabel(f"events per minute ({_label(h.bucket_s)} buckets)")
+    ax.set_ylabel(f"events per minute ({bucket_label(h.bucket_s)} buckets)")
     ax.set_yscale("symlog", linthresh=1)
     ax.xaxis.set_major_formatter(mdates.DateFormatter("%m-%d %H:%M", tz=dt.timezone.utc))
     ax.set_xlabel("time (UTC); shaded: the findings' periods; dashed: causes")
@@ -66,11 +66,3 @@ def draw(a: Analysis, fmt: str = "svg", kinds: int = 8) -> bytes | None:
     fig.savefig(buf, format=fmt, metadata={"Date": None} if fmt == "svg" else None)
     plt.close(fig)
     return buf.getvalue()
-
-
-def _label(seconds: int) -> str:
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min"
-    return f"{seconds // 3600} h"

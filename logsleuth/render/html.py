@@ -10,7 +10,7 @@ from logsleuth import __version__
 from logsleuth.analysis import Analysis
 from logsleuth.findings import Finding
 from logsleuth.render import chart
-from logsleuth.render.report import _cell, _t, closing, headline, input_rows, notes
+from logsleuth.render.report import _cell, _t, closing, headline, input_rows, notes, subject_columns
 from logsleuth.render.safe import visible
 from logsleuth.render.timeline import spark
 from logsleuth.timeline import histogram
@@ -107,11 +107,7 @@ def _finding(i: int, f: Finding) -> list[str]:
         items = "".join(f"<tr><th>{e(k)}</th><td>{e(_cell(v))}</td></tr>" for k, v in f.cause.items() if v is not None and not isinstance(v, (list, dict)))
         out.append(f"<p><b>Cause</b></p><table>{items}</table>")
     if f.subjects:
-        keys: list[str] = []
-        for s in f.subjects:
-            for k, v in s.items():
-                if k not in keys and not isinstance(v, (list, dict)):
-                    keys.append(k)
+        keys = subject_columns(f)
         head = "".join(f"<th>{e(k)}</th>" for k in keys)
         body = "".join("<tr>" + "".join(f"<td>{e(_cell(s.get(k)))}</td>" for k in keys) + "</tr>" for s in f.subjects)
         out.append(f"<p><b>Subjects ({len(f.subjects)})</b></p><table><tr>{head}</tr>{body}</table>")

@@ -7,7 +7,7 @@ import re
 
 from logsleuth.analysis import Analysis
 from logsleuth.findings import Finding
-from logsleuth.render.report import _cell, _t, closing, headline, input_rows, notes
+from logsleuth.render.report import _cell, _t, closing, headline, input_rows, notes, subject_columns
 from logsleuth.render.safe import visible
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~$])")  # $: GitHub renders $...$ as math
@@ -97,11 +97,7 @@ def finding(i: int, f: Finding) -> list[str]:
         out.append("**Cause:** " + ", ".join(f"{md(k)}={md(_cell(v))}" for k, v in f.cause.items() if v is not None and not isinstance(v, (list, dict))))
         out.append("")
     if f.subjects:
-        keys: list[str] = []
-        for s in f.subjects:
-            for k, v in s.items():
-                if k not in keys and not isinstance(v, (list, dict)):
-                    keys.append(k)
+        keys = subject_columns(f)
         out.append(f"**Subjects ({len(f.subjects)})**")
         out.append("")
         out.append("| " + " | ".join(md(k) for k in keys) + " |")

@@ -199,11 +199,7 @@ def _panel(i: int, f: Finding) -> Panel:
         parts.append(Text(""))
         parts.append(Text("Cause  ", style="bold") + Text(", ".join(f"{k}={visible(_cell(v))}" for k, v in f.cause.items() if v is not None and not isinstance(v, (list, dict)))))
     if f.subjects:
-        keys: list[str] = []
-        for s in f.subjects:
-            for k, v in s.items():
-                if k not in keys and not isinstance(v, (list, dict)):
-                    keys.append(k)
+        keys = subject_columns(f)
         st = Table(box=None, pad_edge=False, header_style="bold dim")
         for k in keys:
             st.add_column(k, overflow="fold")
@@ -239,6 +235,16 @@ def _panel(i: int, f: Finding) -> Panel:
         parts.append(Text(""))
         parts.append(Text("References  ", style="bold") + Text("; ".join(visible(r) for r in f.references)))
     return Panel(Group(*parts), title=Text(f"{i}. {visible(f.title)}"), title_align="left", border_style=SEV_STYLE[f.severity].split()[-1])
+
+
+def subject_columns(f: Finding) -> list[str]:
+    """The scalar keys of a finding's subjects, in first-seen order: the subjects table's columns."""
+    keys: list[str] = []
+    for s in f.subjects:
+        for k, v in s.items():
+            if k not in keys and not isinstance(v, (list, dict)):
+                keys.append(k)
+    return keys
 
 
 def _cell(v) -> str:

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from logsleuth.render.console import stdout_console
 from logsleuth.render.safe import one_line, visible
-from logsleuth.timeline import Histogram
+from logsleuth.timeline import Histogram, bucket_label
 from logsleuth.timeparse import iso_utc
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
@@ -21,16 +21,6 @@ BLOCKS = " ▁▂▃▄▅▆▇█"
 def spark(series: list[int]) -> str:
     top = max(series) or 1
     return "".join(BLOCKS[0] if v == 0 else BLOCKS[max(1, round(v / top * 8))] for v in series)
-
-
-def _label(seconds: int) -> str:
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min"
-    if seconds < 86400:
-        return f"{seconds // 3600} h"
-    return f"{seconds // 86400} d"
 
 
 def axis(h: Histogram) -> str:
@@ -52,7 +42,7 @@ def terminal(h: Histogram | None, events: pl.DataFrame, notes: list[str]) -> Non
         con.print(Text("no timestamped events"))
         return
     end = h.start + dt.timedelta(seconds=h.n * h.bucket_s)
-    con.print(Text(f"{events.height:,} events, {iso_utc(h.start)} → {iso_utc(end)}, one column = {_label(h.bucket_s)}", style="bold"))
+    con.print(Text(f"{events.height:,} events, {iso_utc(h.start)} → {iso_utc(end)}, one column = {bucket_label(h.bucket_s)}", style="bold"))
     for n in notes:
         con.print(Text("note: " + n, style="dim"))
     t = Table(box=None, pad_edge=False, show_header=False)
