@@ -228,9 +228,6 @@ def read_source(
     recs = recs.filter(pl.col("_selected")).drop("_selected", "rid", "env_ts")
     if select is None:
         report.records_without_ts = int(recs["ts"].null_count())
-        back = int(recs.select((pl.col("ts") < pl.col("ts").forward_fill().shift(1)).sum()).item() or 0)
-        if back:  # every record was parsed here, so the count is exact (the event path does not parse them all)
-            stats.note(f"{back} record(s) have a timestamp earlier than the record before them (out of order)")
     report.skipped_lines = stats.lines - report.lines_in_records
     return recs, report
 
@@ -279,17 +276,27 @@ def inspect_all(paths: list[str], opts: ReadOptions) -> list[InputReport]:
 
     def no_ts(recs: pl.DataFrame) -> pl.DataFrame:
         missing = pl.col("_ts_aware").is_null() & pl.col("_ts_naive").is_null() & pl.col("env_ts").is_null()
+        # provisional times order records like the final ones (one file: one kind of stamp)
+        t = pl.coalesce(pl.col("_ts_aware").dt.epoch("us"), pl.col("_ts_naive").dt.epoch("us"), pl.col("env_ts").dt.epoch("us"))
         return recs.select(
             _ts_aware=pl.lit(None, dtype=pl.Datetime("us", "UTC")),
             _ts_naive=pl.lit(None, dtype=pl.Datetime("us")),
             env_ts=pl.lit(None, dtype=pl.Datetime("us", "UTC")),
             no_ts=missing.sum(),
+            back=(t < t.forward_fill().shift(1)).sum(),  # earlier than the record before it
+            t_first=t.drop_nulls().first(),
+            t_last=t.drop_nulls().last(),
         )
 
     out = []
     for rep, _ in iter_read(paths, opts, select=lambda: pl.lit(False), reduce=no_ts):
         if rep.reduced is not None and rep.reduced.height:
-            rep.records_without_ts = int(rep.reduced["no_ts"].sum())
+            r = rep.reduced
+            rep.records_without_ts = int(r["no_ts"].sum())
+            seams = r.select((pl.col("t_first") < pl.col("t_last").forward_fill().shift(1)).sum()).item()
+            back = int(r["back"].sum()) + int(seams or 0)
+            if back:
+                rep.stats.note(f"{back} record(s) have a timestamp earlier than the record before them (out of order)")
         rep.reduced = None
         out.append(rep)
     return out

@@ -15,6 +15,7 @@ from __future__ import annotations
 import bz2
 import codecs
 import glob
+import io
 import lzma
 import os
 import stat
@@ -28,7 +29,25 @@ import polars as pl
 
 from logsleuth.errors import LogsleuthError
 
-CHUNK_BYTES = 32 * 1024 * 1024
+
+def _python_handles_sigint() -> None:
+    """Importing Polars replaces the process's SIGINT handler with its own, which only interrupts
+    Polars queries: Ctrl-C while logsleuth waits for input (stdin, a pipe) would then be ignored
+    until more data came. Give the signal back to Python (KeyboardInterrupt -> exit 130); a query
+    running at that moment finishes its chunk first."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        try:
+            signal.signal(signal.SIGINT, signal.getsignal(signal.SIGINT) or signal.default_int_handler)
+        except (ValueError, OSError, TypeError):
+            pass
+
+
+_python_handles_sigint()
+
+CHUNK_BYTES = 8 * 1024 * 1024
 _READ_BLOCK = 1024 * 1024
 
 COMPRESSION_MAGIC = [
@@ -161,11 +180,14 @@ def _walk_error(err: OSError) -> None:
 def _open(src: Source) -> tuple[BinaryIO, int | None]:
     """Open a source; return the stream and, for a regular file, its size now."""
     if src.data is not None:
-        import io
-
         return io.BytesIO(src.data), len(src.data)
     if src.path is None:
-        return sys.stdin.buffer, None
+        # unbuffered: the reading thread may be blocked in read() when Ctrl-C ends the program, and a
+        # thread holding sys.stdin.buffer's lock makes the interpreter abort at shutdown
+        try:
+            return io.FileIO(sys.stdin.fileno(), "rb", closefd=False), None
+        except (AttributeError, ValueError, OSError):  # no real stdin (embedded, tests)
+            return sys.stdin.buffer, None
     try:
         fh = open(src.path, "rb", buffering=0)
     except PermissionError:

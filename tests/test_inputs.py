@@ -58,7 +58,8 @@ def test_compression_by_magic_bytes(cli, tmp_path, name, compress, kind):
 def test_multi_member_gzip_is_read_whole(cli, tmp_path):
     p = write(tmp_path / "b.log.gz", gzip.compress(TEXT.encode()) + gzip.compress(TEXT.encode()))
     (inp,) = inspect_json(cli, p)
-    assert inp["lines"] == 14 and inp["notes"] == []
+    assert inp["lines"] == 14
+    assert not any("gzip" in n or "trailing" in n for n in inp["notes"])  # (the 2nd copy's times go back: noted)
 
 
 def test_truncated_gzip_reads_what_it_can_and_says_so(cli, tmp_path):

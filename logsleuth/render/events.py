@@ -1,8 +1,9 @@
 """``logsleuth events`` output: a rich table on a terminal; grep-style ``path:line:text`` when piped;
 NDJSON and CSV for programs.
 
-``grep`` keeps each line's original text byte for byte (control characters included), the way
-``grep -n`` would print it; every other format shows log text safely (see render/safe.py).
+When piped, ``grep`` and ``csv`` keep each line's text as it was (control characters included), the
+way ``grep -n`` would print it, and ``ndjson`` escapes what JSON escapes; on a terminal every format
+shows control characters as visible escapes (see render/safe.py and docs/robustness.md).
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from rich.table import Table
 from rich.text import Text
 
 from logsleuth.packs import PackSet
-from logsleuth.render.console import stdout_console
-from logsleuth.render.safe import one_line, visible
+from logsleuth.render.console import is_terminal, stdout_console
+from logsleuth.render.safe import json_visible, one_line, visible
 from logsleuth.timeparse import iso_utc
 
 BASE = ["path", "line", "line_end", "ts", "system", "component", "event", "pattern", "severity", "level", "logger", "thread", "host"]
@@ -40,14 +41,18 @@ def records(events: pl.DataFrame, packs: PackSet) -> list[dict]:
 
 def grep(events: pl.DataFrame) -> None:
     write = sys.stdout.write
+    safe = is_terminal()  # a log line must not repaint the analyst's terminal; a pipe gets it as it was
     for path, line, raw in events.select("path", "line", "raw").iter_rows():
-        write(f"{path}:{line}:{raw}\n")
+        text = f"{path}:{line}:{raw}"
+        write((visible(text) if safe else text) + "\n")
 
 
 def ndjson(events: pl.DataFrame, packs: PackSet) -> None:
     write = sys.stdout.write
+    safe = is_terminal()
     for d in records(events, packs):
-        write(json.dumps(d, ensure_ascii=False, default=str) + "\n")
+        text = json.dumps(d, ensure_ascii=False, default=str)
+        write((json_visible(text) if safe else text) + "\n")
 
 
 def csv(events: pl.DataFrame, packs: PackSet) -> None:
@@ -56,7 +61,8 @@ def csv(events: pl.DataFrame, packs: PackSet) -> None:
     out = events.select([c for c in cols if c in events.columns]).with_columns(
         pl.col("ts").map_elements(iso_utc, return_dtype=pl.String) if events.height else pl.col("ts").cast(pl.String)
     ).rename({"raw": "text"})
-    sys.stdout.write(out.write_csv())
+    text = out.write_csv()
+    sys.stdout.write(visible(text, keep_newlines=True) if is_terminal() else text)
 
 
 def table(events: pl.DataFrame, packs: PackSet, limit: int | None = None) -> None:

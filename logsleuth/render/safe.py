@@ -40,3 +40,9 @@ def one_line(text: str | None, limit: int | None = None) -> str:
     if limit is not None and len(s) > limit:
         s = s[: max(0, limit - 1)] + "…"
     return s
+
+
+def json_visible(text: str) -> str:
+    """JSON text for a terminal: ``json.dumps`` escapes C0 controls but leaves DEL, C1 controls and
+    bidi overrides raw; this escapes them too, as ``\\uXXXX`` (still valid JSON)."""
+    return _CONTROL.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)

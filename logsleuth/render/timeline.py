@@ -73,9 +73,13 @@ def terminal(h: Histogram | None, events: pl.DataFrame, notes: list[str]) -> Non
 
 
 def lines(events: pl.DataFrame) -> None:
+    from logsleuth.render.console import is_terminal
+
     write = sys.stdout.write
+    safe = is_terminal()  # like `events --format grep`: as it was when piped, visible on a terminal
     for ts, path, line, raw in events.select("ts", "path", "line", "raw").iter_rows():
-        write(f"{iso_utc(ts) or '-'} {path}:{line}:{raw}\n")
+        text = f"{iso_utc(ts) or '-'} {path}:{line}:{raw}"
+        write((visible(text) if safe else text) + "\n")
 
 
 def parquet(events: pl.DataFrame, out) -> None:
