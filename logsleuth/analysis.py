@@ -43,6 +43,9 @@ class Analysis:
     def records(self) -> int:
         return sum(r.records for r in self.inputs)
 
+    def spans_by_path(self) -> dict:
+        return {r.name: (r.first_ts, r.last_ts) for r in self.inputs if r.first_ts and r.last_ts}
+
     def events_by_file(self) -> dict[str, int]:
         if self.events.height == 0:
             return {}
@@ -105,5 +108,5 @@ def analyze(
         else:
             out.window = window or tpl.incident_window(findings, out.span)
         if out.window is not None:
-            out.changes = tpl.changes(tpl.collect(result.inputs), out.window[0], out.window[1])
+            out.changes = tpl.changes(tpl.collect(result.inputs), out.window[0], out.window[1], spans=out.spans_by_path())
     return out

@@ -260,7 +260,9 @@ def analyze(
 
         det_opts["sarama_config"] = parse_sarama_config(sarama_config)
     flt = ev.EventFilter(since_text=since, until_text=until, zone=opts.tz or opts.zone_for("")[0])
-    fmt = format or (AnalyzeFormat.terminal if (is_terminal() and output is None) else AnalyzeFormat.text)
+    by_name = {".html": AnalyzeFormat.html, ".htm": AnalyzeFormat.html, ".md": AnalyzeFormat.markdown, ".markdown": AnalyzeFormat.markdown, ".json": AnalyzeFormat.json}
+    fmt = format or (by_name.get(output.suffix.lower(), AnalyzeFormat.text) if output is not None else None)
+    fmt = fmt or (AnalyzeFormat.terminal if is_terminal() else AnalyzeFormat.text)
     rich_report = fmt in (AnalyzeFormat.markdown, AnalyzeFormat.html)
     stored = None
     if events_dir is not None:
@@ -452,7 +454,7 @@ def templates(
     around: Annotated[Optional[str], typer.Option("--around", help="The incident's time (default: where the worst finding starts).")] = None,
     window: Annotated[str, typer.Option("--window", help="With --around: the incident window after that time.")] = "30m",
     top: Annotated[int, typer.Option("--top", help="How many templates to list.")] = 15,
-    json_out: Annotated[bool, typer.Option("--json", help="JSON instead of a table.")] = False,
+    format: Annotated[InspectFormat, typer.Option("--format", "-f", help="table, or json for scripts.")] = InspectFormat.table,
     since: SinceOpt = None,
     until: UntilOpt = None,
     patterns: PatternsOpt = None,
@@ -461,7 +463,7 @@ def templates(
     layout: LayoutOpt = None,
     layout_pattern: LayoutPatternOpt = None,
 ) -> None:
-    """What else changed: messages no pack recognises, as templates, ranked by how their rate in the incident window differs from before."""
+    """What else changed: messages no pack recognises, as templates, ranked by how their rate in the incident window differs from before. Exit 0 if some changed, 1 if none."""
     import json as _json
 
     from logsleuth import events as ev
@@ -476,11 +478,13 @@ def templates(
     flt = ev.EventFilter(since_text=since, until_text=until, zone=zone)
     result = run(paths, opts, load_packs(patterns), flt, templates=True, window=_incident_window(around, window, zone))
     if result.window is not None and top != 10:
-        result.changes = tpl.changes(tpl.collect(result.inputs), result.window[0], result.window[1], top)
-    if json_out:
+        result.changes = tpl.changes(tpl.collect(result.inputs), result.window[0], result.window[1], top, result.spans_by_path())
+    if format == InspectFormat.json:
+        from logsleuth.timeparse import iso_utc
+
         w = result.window
         doc = {
-            "window": None if w is None else {"from": w[0][0].isoformat(), "to": w[0][1].isoformat(), "baseline_from": w[1][0].isoformat(), "baseline_to": w[1][1].isoformat()},
+            "window": None if w is None else {"from": iso_utc(w[0][0]), "to": iso_utc(w[0][1]), "baseline_from": iso_utc(w[1][0]), "baseline_to": iso_utc(w[1][1])},
             "changes": [c.to_json() for c in result.changes],
         }
         sys.stdout.write(_json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
@@ -536,8 +540,14 @@ def patterns_check(
 ) -> None:
     """Validate packs: regexes (Rust engine), field names, ids, and every sample. Exit 2 on a problem."""
     from logsleuth.packcheck import check_layout_samples, check_pattern_samples
-    from logsleuth.packs import load_packs
+    from logsleuth.packs import load_packs, pack_problems
 
+    if directory is not None:
+        problems = pack_problems(directory)  # every broken pack, not just the first
+        if problems:
+            for p in problems:
+                print(f"logsleuth: error: {p}", file=sys.stderr)
+            raise typer.Exit(2)
     packs = load_packs([directory] if directory else None)
     only = [p for pack in packs.packs if directory and Path(pack.source).parent.resolve() == directory.resolve() for p in pack.patterns] if directory else None
     problems = check_layout_samples() + check_pattern_samples(packs, only)
@@ -587,8 +597,13 @@ def main(argv: list[str] | None = None) -> None:
     except (typer.Abort, KeyboardInterrupt):
         _ignore_sigint()
         code = 130
-    except ClickException as e:
-        e.show()
+    except ClickException as e:  # usage errors: one line too, like every other error
+        ctx = getattr(e, "ctx", None)
+        if type(e).__name__ == "NoArgsIsHelpError" and ctx is not None:  # 'logsleuth' alone: the help
+            print(ctx.get_help())
+            sys.exit(0)
+        where = ctx.command_path if ctx is not None and getattr(ctx, "command_path", None) else "logsleuth"
+        print(f"logsleuth: error: {_one_line(e.format_message())} (see '{where} --help')", file=sys.stderr)
         code = e.exit_code
     except LogsleuthError as e:
         print(f"logsleuth: error: {_one_line(str(e))}", file=sys.stderr)

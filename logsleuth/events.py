@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from logsleuth.errors import LogsleuthError
+
 from logsleuth.matcher import Matcher
 from logsleuth.packs import PackSet
 from logsleuth.reader import InputReport, ReadOptions, iter_read
@@ -31,6 +33,12 @@ class EventFilter:
             self.since = parse_when(self.since_text, self.zone, first, last)
         if self.until_text:
             self.until = parse_when(self.until_text, self.zone, first, last)
+        if self.since and self.until and self.since > self.until:
+            raise LogsleuthError(f"--since ({self.since:%Y-%m-%d %H:%M:%S} UTC) is after --until ({self.until:%Y-%m-%d %H:%M:%S} UTC)")
+        if first is not None and last is not None and ((self.since and self.since > last) or (self.until and self.until < first)):
+            raise LogsleuthError(
+                f"--since/--until select nothing: the logs run from {first:%Y-%m-%d %H:%M:%S} to {last:%Y-%m-%d %H:%M:%S} UTC"
+            )
 
     def expr(self) -> pl.Expr:
         e = pl.lit(True)
@@ -39,6 +47,20 @@ class EventFilter:
         if self.until is not None:
             e = e & (pl.col("ts") <= self.until)
         return e
+
+    def check(self, packs: PackSet) -> None:
+        """An --event or --system that no pack can produce is a typo: say so (exit 2), rather than
+        answer "no events"."""
+        events = sorted({p.event for p in packs.patterns})
+        for w in self.events:
+            if not any(fnmatch.fnmatchcase(e, w) for e in events):
+                close = [e for e in events if w.strip("*").lower() in e.lower()][:6]
+                hint = f" (did you mean {', '.join(close)}?)" if close else " (see 'logsleuth patterns list')"
+                raise LogsleuthError(f"--event {w!r}: no pattern emits such an event{hint}")
+        systems = {p.system for p in packs.patterns} | {p.pack for p in packs.patterns}
+        for w in self.systems:
+            if w not in systems:
+                raise LogsleuthError(f"--system {w!r}: unknown (known: {', '.join(sorted(systems))})")
 
     def keep_names(self, names: list[str], wanted: list[str]) -> list[str]:
         return [n for n in names if any(fnmatch.fnmatchcase(n, w) for w in wanted)]
@@ -60,6 +82,8 @@ class EventSet:
 def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilter | None = None, templates: bool = False) -> EventSet:
     """``templates``: also count every unrecognised record per template and minute (for "what else
     changed"; costs a full parse of every record)."""
+    if flt is not None:
+        flt.check(packs)
     matcher = Matcher(packs)
     reduce = None
     if templates:
@@ -69,9 +93,18 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
     frames: list[pl.DataFrame] = []
     files: list[str] = []
     reports: list[InputReport] = []
+    seen: dict[tuple, str] = {}
     for i, (rep, recs) in enumerate(iter_read(paths, opts, select=matcher.prefilter, reduce=reduce)):
         files.append(rep.name)
         reports.append(rep)
+        fp = rep.stats.fingerprint
+        if fp is not None and fp in seen:  # a copy (foo.log and foo.log.bak): counted once
+            rep.skipped_input = f"same content as {seen[fp]} (read once)"
+            rep.reduced = None
+            del recs
+            continue
+        if fp is not None:
+            seen[fp] = rep.name
         ev = matcher.match(recs)
         del recs  # only the events of each input are kept
         rep.events = ev.height

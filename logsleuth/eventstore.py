@@ -76,7 +76,7 @@ def read(store: Path) -> EventSet:
             first_ts=_ts(d.get("first_ts")), last_ts=_ts(d.get("last_ts")), first_stamp=d.get("first_stamp"), last_stamp=d.get("last_stamp"),
             zone=d.get("zone", ""), date_source=d.get("date_source") or "", rollovers=d.get("midnight_rollovers", 0),
             lines_in_records=d.get("lines_in_records", 0), skipped_lines=d.get("skipped_lines", 0), skipped_input=d.get("skipped"),
-            events=d.get("events", 0), unmatched_records=d.get("unmatched_records"),
+            events=d.get("events"), unmatched_records=d.get("unmatched_records"),
         )
         if cov is not None:
             rep.coverage = cov.filter(pl.col("path") == rep.name).select("ts", "level").sort("ts")

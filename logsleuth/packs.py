@@ -385,6 +385,25 @@ def check_regexes(packs: list[Pack]) -> None:
             raise PackError(f"{Path(p.source).name}: pattern {p.id}: {problem}")
 
 
+def pack_problems(d: Path) -> list[str]:
+    """Every load-time problem of every pack in a directory (not just the first): for
+    ``patterns check DIR``."""
+    if not d.is_dir():
+        return [f"{d}: not a directory (packs are *.toml files in a directory)"]
+    files = sorted(d.glob("*.toml"))
+    if not files:
+        return [f"{d}: no *.toml packs in this directory"]
+    vocab = load_vocabulary()
+    out: list[str] = []
+    for f in files:
+        try:
+            pack = load_pack(f, vocab)
+            check_regexes([pack])
+        except PackError as e:
+            out.append(str(e))
+    return out
+
+
 def load_packs(extra_dirs: list[Path] | None = None) -> PackSet:
     """Built-in packs, then the user's (``--patterns DIR``); a user pattern with a built-in id replaces it."""
     vocab = load_vocabulary()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+import sys
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
@@ -81,7 +82,7 @@ class InputReport:
     lines_in_records: int = 0
     skipped_lines: int = 0
     skipped_input: str | None = None  # why the input was skipped (a binary file found in a directory)
-    events: int = 0  # filled in by the matcher
+    events: int | None = None  # filled in by the matcher (None: not matched, e.g. inspect)
     unmatched_records: int | None = None  # records no pattern recognised (None: not matched)
     coverage: pl.DataFrame | None = None  # {ts, level} of every COVERAGE_EVERY-th record (all, for inspect)
     clock_skew: object | None = None  # logsleuth.skew.Skew, when estimated
@@ -212,6 +213,8 @@ def read_source(
     if rparts:
         report.reduced = clock.finalize(pl.concat(rparts, how="diagonal_relaxed"))
     report.zone = clock.describe_zone()
+    if report.zone == "n/a" and (det.envelope.outer or det.envelope.json_time):
+        report.zone = "from the envelope's timestamps"
     report.date_source = clock.date_source
     report.rollovers = clock.rollovers
     if recs["ts"].null_count() < recs.height:
@@ -229,6 +232,18 @@ def read_source(
     if select is None:
         report.records_without_ts = int(recs["ts"].null_count())
     report.skipped_lines = stats.lines - report.lines_in_records
+    if det is not None:
+        lay = det.layout
+        if lay.is_fallback and not det.envelope.outer and not det.envelope.json_time:
+            stats.note(
+                "no built-in layout recognises these lines, so they were read as plain messages without "
+                "timestamps: give the application's pattern with --layout-pattern '%d{...} [%t] %-5level %logger - %msg%n'"
+            )
+        elif not lay.is_fallback and stats.lines >= 20 and report.records < 0.2 * stats.lines:
+            stats.note(
+                f"layout {lay.id} starts a record on only {report.records:,} of {stats.lines:,} lines "
+                f"(the rest became continuation lines): if that is wrong, give --layout or --layout-pattern"
+            )
     return recs, report
 
 
@@ -262,6 +277,11 @@ def iter_read(
         yield rep, recs
     if sources and skipped == len(sources):
         raise LogsleuthError(f"{', '.join(paths)}: no text logs found (only binary files)")
+    names = [s.name for s in sources]
+    for what, rules in (("--tz", opts.tz_rules), ("--date", opts.date_rules)):
+        for pattern, value in rules:
+            if not any(_glob_match(n, pattern) for n in names):
+                print(f"logsleuth: warning: {what} '{pattern}={value}' matches no input", file=sys.stderr)
 
 
 def read_all(

@@ -103,7 +103,12 @@ class ReadStats:
     lines: int = 0
     mtime: float | None = None
     notes: list[str] = field(default_factory=list)
+    head_crc: int | None = None  # CRC-32 of the first 64 KB of text: with bytes_text, spots a copy of another input
     _encodings: set = field(default_factory=set, repr=False)
+
+    @property
+    def fingerprint(self) -> tuple[int, int] | None:
+        return None if self.head_crc is None or self.bytes_text == 0 else (self.bytes_text, self.head_crc)
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -157,12 +162,21 @@ def expand(paths: list[str]) -> list[Source]:
     return out
 
 
+# files found by walking a directory that are not logs by their name (code, docs, configuration,
+# data): left out; a file named on the command line is always read
+NOT_LOGS = {
+    ".py", ".pyc", ".pyi", ".java", ".class", ".jar", ".go", ".rs", ".c", ".h", ".cc", ".cpp", ".js", ".ts",
+    ".sh", ".bat", ".ps1", ".md", ".rst", ".toml", ".yaml", ".yml", ".ini", ".cfg", ".conf", ".properties",
+    ".xml", ".html", ".htm", ".css", ".svg", ".parquet", ".whl", ".so", ".dll", ".exe",
+}
+
+
 def _walk(d: Path) -> list[Path]:
     files: list[Path] = []
     for root, dirs, names in os.walk(d, onerror=_walk_error):
-        dirs[:] = sorted(x for x in dirs if not x.startswith("."))
+        dirs[:] = sorted(x for x in dirs if not x.startswith(".") and x != "__pycache__")
         for n in sorted(names):
-            if n.startswith("."):
+            if n.startswith(".") or Path(n).suffix.lower() in NOT_LOGS:
                 continue
             f = Path(root) / n
             if f.is_file():
@@ -316,7 +330,9 @@ def _binary_kind(head: bytes) -> str | None:
         return None  # UTF-16 text
     nul = sample.count(0)
     ctrl = sum(sample.count(c) for c in (set(range(1, 32)) - {9, 10, 12, 13, 27}))
-    if (nul + ctrl) / len(sample) > 0.30:
+    if ctrl / len(sample) > 0.05:  # text has almost none; random data has ~10 %
+        return "binary data"
+    if nul / len(sample) > 0.30 and b"\n" not in sample:  # NUL-padded logs (after a crash) still have lines
         return "binary data"
     return None
 
@@ -499,6 +515,10 @@ def read_lines(src: Source, stats: ReadStats, chunk_bytes: int = CHUNK_BYTES) ->
     """Frames ``{line, raw}`` of whole lines, numbered from 1 across the whole source."""
     next_line = 1
     for chunk, tail in prefetch(_chunks(src, stats, chunk_bytes)):
+        if stats.head_crc is None:
+            import zlib
+
+            stats.head_crc = zlib.crc32(chunk[:65536])
         try:
             raw = _lines_of(chunk)
             stats._encodings.add("utf-8")

@@ -90,38 +90,56 @@ def collect(inputs: list) -> pl.DataFrame:
     return pl.concat(parts, how="diagonal_relaxed")
 
 
+MIN_BASELINE = dt.timedelta(minutes=5)  # a file needs this much baseline of its own to be compared
+
+
 def changes(
-    counts: pl.DataFrame, window: tuple[dt.datetime, dt.datetime], baseline: tuple[dt.datetime, dt.datetime], top: int = 10
+    counts: pl.DataFrame,
+    window: tuple[dt.datetime, dt.datetime],
+    baseline: tuple[dt.datetime, dt.datetime],
+    top: int = 10,
+    spans: dict[str, tuple[dt.datetime, dt.datetime]] | None = None,
 ) -> list[Change]:
-    """Templates ranked by how much more often they occur in ``window`` than in ``baseline``."""
+    """Templates ranked by how much more often they occur in ``window`` than in ``baseline``, each
+    against its own file: the minutes compared are those the file covers, and a file without at
+    least MIN_BASELINE of baseline is not compared (a new file is not a change)."""
     if counts.height == 0:
         return []
     w0, w1 = window
     b0, b1 = baseline
-    wm = max((w1 - w0).total_seconds() / 60, 1.0)
-    bm = max((b1 - b0).total_seconds() / 60, 1.0)
+    minutes = []
+    for path in counts["path"].unique().to_list():
+        f, l = (spans or {}).get(path, (b0, w1))
+        wm = (min(w1, l) - max(w0, f)).total_seconds() / 60
+        bm = (min(b1, l) - max(b0, f)).total_seconds() / 60
+        if bm * 60 >= MIN_BASELINE.total_seconds() and wm > 0:
+            minutes.append((path, max(wm, 1.0), bm))
+    if not minutes:
+        return []
+    mins = pl.DataFrame(minutes, schema={"path": pl.String, "wm": pl.Float64, "bm": pl.Float64}, orient="row")
     inside = pl.col("ts").is_between(w0, w1)
     before = pl.col("ts").is_between(b0, b1, closed="left")
     agg = (
-        counts.sort("ts").group_by("logger", "template", maintain_order=True)
+        counts.join(mins, on="path").sort("ts").group_by("path", "logger", "template", maintain_order=True)
         .agg(
             incident=pl.col("count").filter(inside).sum(),
             baseline=pl.col("count").filter(before).sum(),
-            path=pl.col("path").first(),
             line=pl.col("line").first(),
             example=pl.col("example").first(),
             level=pl.col("level").first(),
             # where it was first seen inside the window
+            wm=pl.col("wm").first(),
+            bm=pl.col("bm").first(),
             w_path=pl.col("path").filter(inside).first(),
             w_line=pl.col("line").filter(inside).first(),
             w_example=pl.col("example").filter(inside).first(),
         )
         .filter(pl.col("incident") >= MIN_INCIDENT)
         .with_columns(
-            ir=pl.col("incident") / wm,
-            br=pl.col("baseline") / bm,
+            ir=pl.col("incident") / pl.col("wm"),
+            br=pl.col("baseline") / pl.col("bm"),
         )
-        .with_columns(score=(pl.col("ir") + 1 / wm) / (pl.col("br") + 1 / bm))
+        .with_columns(score=(pl.col("ir") + 1 / pl.col("wm")) / (pl.col("br") + 1 / pl.col("bm")))
         .filter(pl.col("score") > 1.5)
         .sort(["score", "incident", "template"], descending=[True, True, False])
         .head(top)

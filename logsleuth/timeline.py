@@ -62,20 +62,26 @@ def histogram(events: pl.DataFrame, top: int = 12, target: int = 60) -> Histogra
     n = int((t1 - start).total_seconds() // b) + 1
     idx = ((pl.col("ts") - pl.lit(start)).dt.total_seconds() // b).cast(pl.Int64)
     counts = ev.with_columns(_b=idx).group_by("event", "_b").len()
-    totals = counts.group_by("event").agg(pl.col("len").sum()).sort(["len", "event"], descending=[True, False]).head(top)
+    totals = counts.group_by("event").agg(pl.col("len").sum()).sort(["len", "event"], descending=[True, False])
+    # the busiest kinds, and every kind that marks a cause even if rare (an unload is one line)
+    keep = totals.head(top)["event"].to_list() + [e for e in totals["event"].to_list() if e in MARKERS][:6]
+    totals = totals.filter(pl.col("event").is_in(keep))
     rows = []
     for name, total in totals.iter_rows():
         series = [0] * n
         for bi, c in counts.filter(pl.col("event") == name).select("_b", "len").iter_rows():
             series[int(bi)] = int(c)
         rows.append((name, int(total), series))
-    mk = ev.filter(pl.col("event").is_in(list(MARKERS)))
-    # one marker per (kind, bucket): the first
-    mk = mk.with_columns(_b=idx).unique(["event", "_b"], keep="first", maintain_order=True).head(200)
+    mk = ev.filter(pl.col("event").is_in(list(MARKERS))).with_columns(_b=idx)
+    # a run of the same cause (one reconnect loop, one outage) is one marker: the first line, and how many
+    mk = mk.sort("event", "ts", maintain_order=True).with_columns(
+        _run=((pl.col("_b").diff().fill_null(99) > 2) | (pl.col("event") != pl.col("event").shift(1))).cum_sum()
+    )
+    runs = mk.group_by("_run", maintain_order=True).agg(pl.all().first(), n=pl.len()).sort("ts").head(200)
     markers = [
-        {"ts": r["ts"], "label": MARKERS[r["event"]], "event": r["event"], "path": r["path"], "line": r["line"], "text": r["raw"],
+        {"ts": r["ts"], "label": MARKERS[r["event"]], "event": r["event"], "path": r["path"], "line": r["line"], "text": r["raw"], "count": int(r["n"]),
          "detail": r.get("bundle") or r.get("address") or r.get("broker") or (str(r["node"]) if r.get("node") is not None else None)}
-        for r in mk.iter_rows(named=True)
+        for r in runs.iter_rows(named=True)
     ]
     return Histogram(start, b, n, rows, markers)
 

@@ -74,9 +74,16 @@ def _valid_zone(name: str) -> bool:
 
 
 def check_zone(name: str) -> str:
-    if not _valid_zone(name):
-        raise LogsleuthError(f"unknown time zone {name!r} (use an IANA name such as Asia/Shanghai or UTC)")
-    return name
+    """A zone name as given, or its canonical spelling ('utc' -> 'UTC', 'asia/shanghai' -> 'Asia/Shanghai')."""
+    if _valid_zone(name):
+        return name
+    import zoneinfo
+
+    folded = {z.lower(): z for z in zoneinfo.available_timezones()}
+    canon = folded.get(name.strip().lower())
+    if canon and _valid_zone(canon):
+        return canon
+    raise LogsleuthError(f"unknown time zone {name!r} (use an IANA name such as Asia/Shanghai or UTC)")
 
 
 def date_from_filename(name: str) -> dt.date | None:
@@ -236,7 +243,9 @@ class FileClock:
         if shift:
             naive = naive + pl.duration(days=shift)
         localized = naive.dt.replace_time_zone(zone, ambiguous="earliest", non_existent="null").dt.convert_time_zone("UTC")
-        ts = pl.coalesce(pl.col("_ts_aware"), localized, pl.col("env_ts"))
+        # a stamp with its own offset first; then the envelope's (docker/CRI/JSON: full date, UTC),
+        # which beats a zone-less or time-only inner stamp that depends on --tz / --date guesses
+        ts = pl.coalesce(pl.col("_ts_aware"), pl.col("env_ts"), localized)
         out = frame.with_columns(ts=ts)
         return out.drop([c for c in ("_ts_aware", "_ts_naive", "_tod") if c in out.columns])
 
@@ -291,13 +300,21 @@ def parse_when(text: str, zone: str, first: dt.datetime | None, last: dt.datetim
         except OverflowError:
             raise LogsleuthError(f"{text!r}: out of range (the result is not a date)") from None
     try:
-        t = dparser.parse(text)
+        t = dparser.parse(text, default=dt.datetime(1900, 1, 1))
+        dateless = t.date() != dparser.parse(text, default=dt.datetime(1901, 2, 2)).date()
     except (ValueError, OverflowError):
         raise LogsleuthError(
             f"cannot read the time {text!r} (use e.g. '2020-06-02 10:00', '2020-06-02T10:00:00Z', '-2h', '30m ago')"
         ) from None
     if t.tzinfo is None:
         t = t.replace(tzinfo=zoneinfo.ZoneInfo(zone))
+    if dateless:  # a time of day alone ('10:15'): on the logs' first day, not today
+        if first is None:
+            raise LogsleuthError(f"{text!r} has no date and the inputs have no timestamps to take one from: give a date")
+        day = first.astimezone(t.tzinfo).date()
+        t = t.replace(year=day.year, month=day.month, day=day.day)
+        if last is not None and t < first and t + dt.timedelta(days=1) <= last:
+            t += dt.timedelta(days=1)  # the logs start after that time of day on their first day
     try:
         return t.astimezone(dt.timezone.utc)
     except (ValueError, OverflowError):  # year 1 east of UTC, year 9999 west of it

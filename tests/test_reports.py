@@ -58,7 +58,7 @@ def test_markdown_references_the_chart_beside_it(reports):
     png = md.with_suffix(".png")
     assert png.exists() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert f"]({png.name})" in text
-    assert "### 1. 2 producer(s) stuck" in text and "**Evidence**" in text and "## What else changed" in text
+    assert "### 1. 2 producer(s) stuck" in text and "**Evidence**" in text and "## What else changed" in text and "## Inputs and coverage" in text
 
 
 @pytest.mark.skipif(not CHROMIUM and not os.environ.get("LOGSLEUTH_REQUIRE_BROWSER"), reason="no Chromium on this machine")
@@ -109,7 +109,7 @@ def test_unknown_message_in_the_incident_window_ranks_first(cli, tmp_path):
         for k in range(50)
     ]
     broker.write_text("\n".join(lines[:at] + burst + lines[at:]) + "\n")
-    r = cli("templates", "--tz", "UTC", inc, "--json")
+    r = cli("templates", "--tz", "UTC", inc, "--format", "json")
     assert r.code == 0, r
     doc = r.json()
     top = doc["changes"][0]

@@ -256,6 +256,7 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
             "attempts": int(s["attempts"]),
             "still_stuck": still_stuck,
             "stuck_for": fmt_duration(((resolved or end or s["last"]) - s["first"]).total_seconds()),
+            "stuck_seconds": round(((resolved or end or s["last"]) - s["first"]).total_seconds(), 3),
             "resolved_by": None if still_stuck else ("Created new producer" if s["recovered_at"] else "connection closed (client reconnected)"),
             "resolved_at": resolved,
             "client": client,
@@ -302,10 +303,10 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
     if other:
         confidence += 0.05
         reasons.append(f"+ {other} other producer(s) of the same unload reconnected normally: this is per producer and connection, not a broker or client outage")
-    longest = max(s["span_s"] for s in members)
+    longest = max(x["stuck_seconds"] for x in subjects)
     if longest >= 300:
         confidence += 0.03
-        reasons.append(f"+ rejections persisted for {fmt_duration(longest)} (a transient clash clears within seconds)")
+        reasons.append(f"+ the producer(s) stayed stuck for up to {fmt_duration(longest)} (a transient clash clears within seconds)")
     era = _era_hint(ctx, members)
     if era:
         reasons.append(era)
@@ -341,17 +342,31 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
         + (f"; {still} of {n} were still being rejected when the log ends." if still else "; it stopped only when the connection was closed or the producer re-created.")
         + (f" Other producers of the same unload recovered normally ({other})." if other else "")
     )
-    title = f"{n} producer(s) stuck since {fmt_time(first)}: dangling producer future after a namespace-bundle unload"
+    if still:
+        title = f"{n} producer(s) stuck since {fmt_time(first)}: dangling producer future after a namespace-bundle unload"
+    else:
+        title = (
+            f"{n} producer(s) stuck for {fmt_duration(longest)} from {fmt_time(first)} (since recovered): "
+            "dangling producer future after a namespace-bundle unload"
+        )
+    stuck_now = [x for x in subjects if x["still_stuck"]]
     remediation = [
         "Upgrade the brokers to Pulsar 2.5.2 or later (PR #6881 catches every exception from topic.addProducer, so the future can no longer dangle).",
-        "Now: restart or force a reconnect of the affected client(s) so they open a new connection: "
-        + "; ".join(f"{safe(s['client'] or 'the client at ' + str(s['connection']))} (producer {s['producer_id']}, {safe(s['topic'])})" for s in subjects),
+        (
+            "Now: restart or force a reconnect of the affected client(s) so they open a new connection: "
+            + "; ".join(f"{safe(x['client'] or 'the client at ' + str(x['connection']))} (producer {x['producer_id']}, {safe(x['topic'])})" for x in stuck_now)
+        )
+        if stuck_now
+        else "Nothing to restart now: "
+        + "; ".join(f"producer {x['producer_id']} ({safe(x['topic'])}) recovered at {fmt_time(x['resolved_at'])} ({x['resolved_by']})" for x in subjects)
+        + ". Next time, restarting or reconnecting the client ends it at once.",
         "Until upgraded, consider pausing automatic load shedding (loadBalancerSheddingEnabled=false) or lengthening its interval, since every shed bundle can strand reconnecting producers.",
         "Fix the overload that triggers the shedding (see the pulsar.load-shedding finding for the resource over threshold).",
     ]
     ruled = [
-        "A transient clash (a retry overtaking a slow close) clears within seconds and is followed by 'Created new producer'; these rejections lasted "
-        + ", ".join(s["stuck_for"] for s in subjects) + "."
+        "A transient clash (a retry overtaking a slow close) clears within seconds and is followed by 'Created new producer'; "
+        + (f"these rejections lasted {subjects[0]['stuck_for']}." if len({x['stuck_for'] for x in subjects}) == 1 and len(subjects) == 1
+           else f"these rejections lasted {', '.join(sorted({x['stuck_for'] for x in subjects}))} ({n} producers).")
     ]
     if transient.height:
         for t in rows(transient.filter(pl.col("path").is_in(where) | True).head(3)):

@@ -43,7 +43,7 @@ def run(ctx: Context) -> list[Finding]:
         usage_txt = None
         resource = None
         if at.height:
-            last = at.sort("ts").row(-1, named=True)
+            last = at.sort("usage_pct", descending=True, nulls_last=True).row(0, named=True)  # the highest usage it logged
             u, th = last["usage_pct"], last["threshold_pct"]
             if u is not None and u <= 1.0 and (th is None or th <= 1.0):
                 u = u * 100  # 2.x prints fractions followed by '%'
@@ -56,7 +56,7 @@ def run(ctx: Context) -> list[Finding]:
         title = f"Load shedding unloaded {len(grp_rows)} bundle(s) from broker {safe(target)}" + (
             f" every ~{fmt_duration(cadence)}" if cadence else ""
         )
-        why = f"max resource usage {usage_txt}" if usage_txt else "the shedder's reason is not in the logs"
+        why = f"resource usage up to {usage_txt}" if usage_txt else "the shedder's reason is not in the logs"
         if resource:
             why += f" (highest: {resource})"
         root = (

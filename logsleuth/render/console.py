@@ -8,7 +8,9 @@ from rich.console import Console
 
 
 def stdout_console() -> Console:
-    return Console(markup=False, emoji=False, highlight=False, soft_wrap=False)
+    # piped: wide enough that no table wraps an id or a path (grep sees whole rows)
+    width = None if is_terminal() else 400
+    return Console(markup=False, emoji=False, highlight=False, soft_wrap=False, width=width)
 
 
 def stderr_console() -> Console:

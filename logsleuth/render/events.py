@@ -66,22 +66,46 @@ def csv(events: pl.DataFrame, packs: PackSet) -> None:
 
 
 def table(events: pl.DataFrame, packs: PackSet, limit: int | None = None) -> None:
+    """One row per event: when, where (path:line, wraps rather than cut), what, and the fields with
+    the message under them, so the table stays readable in a narrow terminal."""
     con = stdout_console()
-    t = Table(show_lines=False, box=None, pad_edge=False, header_style="bold")
-    for name in ("time (UTC)", "where", "event", "fields", "text"):
-        t.add_column(name, overflow="fold" if name == "text" else "ellipsis", no_wrap=name != "text")
+    if con.width < 150:
+        return _list(con, events, packs, limit)
+    t = Table(show_lines=False, box=None, pad_edge=False, header_style="bold", expand=False)
+    t.add_column("time (UTC)", no_wrap=True, min_width=23)
+    t.add_column("where", overflow="fold", ratio=2)
+    t.add_column("event", overflow="fold", min_width=18, ratio=1)
+    t.add_column("fields / message", overflow="fold", ratio=4)
     shown = events if limit is None else events.head(limit)
     for row in shown.iter_rows(named=True):
         ts = iso_utc(row["ts"]) or "-"
-        f = " ".join(f"{k}={visible(str(v))}" for k, v in fields_of(row, packs).items())
+        detail = Text(" ".join(f"{k}={visible(str(v))}" for k, v in fields_of(row, packs).items()))
+        msg = one_line(row["msg"], 200)
+        if msg:
+            detail.append(("\n" if detail.plain else "") + msg, style="dim")
         t.add_row(
             Text(ts[:23].replace("T", " ")),
             Text(visible(f"{row['path']}:{row['line']}")),
             Text(f"{row['system']}:{row['event']}", style=_style(row["severity"])),
-            Text(f),
-            Text(one_line(row["msg"], 160)),
+            detail,
         )
     con.print(t)
+    if limit is not None and events.height > limit:
+        con.print(Text(f"… {events.height - limit:,} more events (use --format ndjson or grep for all)"))
+
+
+def _list(con, events: pl.DataFrame, packs: PackSet, limit: int | None) -> None:
+    """Narrow terminals: each event as a head line (time, event, path:line) and indented details."""
+    shown = events if limit is None else events.head(limit)
+    for row in shown.iter_rows(named=True):
+        head = Text((iso_utc(row["ts"]) or "-")[:23].replace("T", " ") + "  ")
+        head.append(f"{row['system']}:{row['event']}", style=_style(row["severity"]))
+        head.append("  " + visible(f"{row['path']}:{row['line']}"), style="magenta")
+        con.print(head)
+        fields = " ".join(f"{k}={visible(str(v))}" for k, v in fields_of(row, packs).items())
+        if fields:
+            con.print(Text("    " + fields))
+        con.print(Text("    " + one_line(row["msg"], 300), style="dim"))
     if limit is not None and events.height > limit:
         con.print(Text(f"… {events.height - limit:,} more events (use --format ndjson or grep for all)"))
 

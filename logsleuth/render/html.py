@@ -10,7 +10,7 @@ from logsleuth import __version__
 from logsleuth.analysis import Analysis
 from logsleuth.findings import Finding
 from logsleuth.render import chart
-from logsleuth.render.report import _cell, _t, closing, headline, input_rows, notes, subject_columns
+from logsleuth.render.report import _cell, _t, closing, coverage_notes, headline, input_rows, notes, subject_columns
 from logsleuth.render.safe import visible
 from logsleuth.render.timeline import spark
 from logsleuth.timeline import histogram
@@ -60,7 +60,7 @@ def document(a: Analysis, title: str = "Incident analysis") -> str:
     for r in input_rows(a):
         out.append("<tr>" + "".join(f"<td>{e(v)}</td>" for v in r) + "</tr>")
     out.append("</table>")
-    for n in notes(a) + _coverage_notes(a):
+    for n in notes(a) + coverage_notes(a):
         out.append(f'<p class="note">{e(n)}</p>')
     out.append("</body></html>")
     return "\n".join(out) + "\n"
@@ -132,7 +132,7 @@ def _changes(a: Analysis) -> list[str]:
         return []
     out = ["<h2>What else changed</h2>"]
     if a.window is None:
-        return out + ["<p>No incident window to compare (the logs span too little time).</p>"]
+        return out + ["<p>No incident window to compare: the incident starts where the logs start (no baseline before it).</p>"]
     (w0, w1), (b0, b1) = a.window
     out.append(
         f'<p class="note">Messages no pack recognises, reduced to templates; their rate from {e(_t(w0))} to {e(_t(w1))} '
@@ -147,18 +147,3 @@ def _changes(a: Analysis) -> list[str]:
         for c in a.changes
     )
     return out + [f"<table><tr>{head}</tr>{body}</table>"]
-
-
-def _coverage_notes(a: Analysis) -> list[str]:
-    from logsleuth.coverage import compute
-
-    out = []
-    for r in a.inputs:
-        if r.skipped_input:
-            continue
-        cov = compute(r)
-        for g in cov.gaps:
-            out.append(f"coverage: {r.name} has no lines from {_t(g.start)} to {_t(g.end)}")
-        if cov.levels and not cov.has_info:
-            out.append(f"coverage: {r.name} holds no INFO lines (levels: {', '.join(sorted(cov.levels))})")
-    return out

@@ -63,4 +63,6 @@ def rows(rep: InputReport) -> list[tuple[str, str]]:
 def _when(t, stamp) -> str:
     if t is None:
         return "n/a"
-    return f"{iso_utc(t)}  (as written: {visible(stamp or '')})"
+    if not stamp:
+        return f"{iso_utc(t)}  (from the envelope's timestamp)"
+    return f"{iso_utc(t)}  (as written: {visible(stamp)})"

@@ -7,7 +7,7 @@ import re
 
 from logsleuth.analysis import Analysis
 from logsleuth.findings import Finding
-from logsleuth.render.report import _cell, _t, closing, headline, input_rows, notes, subject_columns
+from logsleuth.render.report import _cell, _t, closing, coverage_notes, headline, input_rows, notes, subject_columns
 from logsleuth.render.safe import visible
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~$])")  # $: GitHub renders $...$ as math
@@ -32,8 +32,16 @@ def fence(lines: list[str]) -> str:
 
 
 def document(a: Analysis, title: str = "Incident analysis", image: str | None = None) -> str:
-    """``image``: the file name of the chart written beside the report (render/chart.py)."""
-    out = [f"# {md(title)}", "", md(headline(a)), ""]
+    """``image``: the file name of the chart written beside the report (render/chart.py).
+    Sections in the HTML report's order: summary, timeline, findings, what else changed, inputs
+    and coverage."""
+    out = [f"# {md(title)}", "", md(headline(a)), "", "## Summary", ""]
+    for k, v in closing(a):
+        out.append(f"- **{md(k)}**: {md(v)}")
+    if a.findings:
+        out.append("")
+        out += [f"{i}. **{md(f.severity.upper())}** {md(f.title)} (confidence {f.confidence:.2f})" for i, f in enumerate(a.findings, 1)]
+    out.append("")
     if image:
         out += ["## Timeline", "", f"![events per minute with the causes marked]({image})", ""]
     elif a.templates_counted:
@@ -42,25 +50,29 @@ def document(a: Analysis, title: str = "Incident analysis", image: str | None = 
 
         h = histogram(a.events, top=10)
         if h is not None:
-            out += ["## Timeline", "", "The chart needs matplotlib (`pip install 'logsleuth-broker[report]'`); event rates as sparklines:", ""]
+            from logsleuth.render import chart
+
+            why = (
+                "The chart is written as an image beside the report: give `-o FILE.md`"
+                if chart.available()
+                else "The chart needs matplotlib (`pip install 'logsleuth-broker[report]'`)"
+            )
+            out += ["## Timeline", "", f"{why}; event rates as sparklines:", ""]
             out += fence([f"{name:<34} {total:>7,}  {spark(series)}" for name, total, series in h.rows]).splitlines()
             out.append("")
-    out += ["## Inputs", ""]
-    out.append("| path | layout | lines | events | first (UTC) | last (UTC) | zone |")
-    out.append("|---|---|---:|---:|---|---|---|")
-    for r in input_rows(a):
-        out.append("| " + " | ".join(md(v) for v in r) + " |")
-    for n in notes(a):
-        out.append(f"\n> note: {md(n)}")
-    out += ["", "## Findings", ""]
+    out += ["## Findings", ""]
     if not a.findings:
         out.append("No detector recognised an incident in these logs.")
     for i, f in enumerate(a.findings, 1):
         out += finding(i, f)
     out += changes(a)
-    out += ["", "## Summary", ""]
-    for k, v in closing(a):
-        out.append(f"- **{md(k)}**: {md(v)}")
+    out += ["", "## Inputs and coverage", ""]
+    out.append("| path | layout | lines | events | first (UTC) | last (UTC) | zone |")
+    out.append("|---|---|---:|---:|---|---|---|")
+    for r in input_rows(a):
+        out.append("| " + " | ".join(md(v) for v in r) + " |")
+    for n in notes(a) + coverage_notes(a):
+        out.append(f"\n> note: {md(n)}")
     return "\n".join(out) + "\n"
 
 
@@ -69,7 +81,7 @@ def changes(a: Analysis) -> list[str]:
         return []
     out = ["", "## What else changed", ""]
     if a.window is None:
-        return out + ["No incident window to compare (the logs span too little time)."]
+        return out + ["No incident window to compare: the incident starts where the logs start (no baseline before it)."]
     (w0, w1), (b0, b1) = a.window
     out.append(f"Messages no pack recognises, reduced to templates; their rate from {md(_t(w0))} to {md(_t(w1))} against {md(_t(b0))} to {md(_t(b1))}.")
     out.append("")

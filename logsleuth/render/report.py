@@ -49,7 +49,7 @@ def input_rows(a: Analysis) -> list[list[str]]:
             visible(r.name),
             r.layout + (f" ({r.envelope})" if r.envelope != "none" else ""),
             f"{r.lines:,}",
-            f"{r.events:,}",
+            f"{r.events or 0:,}",
             _t(r.first_ts),
             _t(r.last_ts),
             r.zone,
@@ -69,8 +69,29 @@ def notes(a: Analysis) -> list[str]:
             out.append(f"{visible(r.name)}: clock {sk.describe()}")
         if r.date_source and "modification time" in r.date_source or r.date_source.startswith("today"):
             out.append(f"{visible(r.name)}: time-only stamps dated by {r.date_source}; give --date if that is wrong")
+    spans = [(r.name, r.first_ts, r.last_ts) for r in a.inputs if r.first_ts and r.last_ts and not r.skipped_input]
+    if len(spans) >= 2:
+        for name, f0, l0 in spans:
+            if not any(f1 <= l0 and f0 <= l1 for other, f1, l1 in spans if other != name):
+                out.append(f"{visible(name)} ({_t(f0)} → {_t(l0)}) overlaps no other input in time: check --date and --tz")
     if a.since or a.until:
         out.append(f"window: {_t(a.since) if a.since else 'start'} → {_t(a.until) if a.until else 'end'} (events outside it were left out)")
+    return out
+
+
+def coverage_notes(a: Analysis) -> list[str]:
+    """Gaps and missing levels per input (logsleuth/coverage.py)."""
+    from logsleuth.coverage import compute
+
+    out = []
+    for r in a.inputs:
+        if r.skipped_input:
+            continue
+        cov = compute(r)
+        for g in cov.gaps:
+            out.append(f"coverage: {r.name} has no lines from {_t(g.start)} to {_t(g.end)}")
+        if cov.levels and not cov.has_info:
+            out.append(f"coverage: {r.name} holds no INFO lines (levels: {', '.join(sorted(cov.levels))})")
     return out
 
 
@@ -100,7 +121,7 @@ def text(a: Analysis) -> str:
     out.append("  " + "  ".join(c.ljust(widths[i]) for i, c in enumerate(cols)).rstrip())
     for r in rows:
         out.append("  " + "  ".join(v.ljust(widths[i]) for i, v in enumerate(r)).rstrip())
-    for n in notes(a):
+    for n in notes(a) + coverage_notes(a):
         out.append(f"  note: {n}")
     out.append("")
     if not a.findings:
@@ -200,14 +221,18 @@ def _panel(i: int, f: Finding) -> Panel:
         parts.append(Text("Cause  ", style="bold") + Text(", ".join(f"{k}={visible(_cell(v))}" for k, v in f.cause.items() if v is not None and not isinstance(v, (list, dict)))))
     if f.subjects:
         keys = subject_columns(f)
-        st = Table(box=None, pad_edge=False, header_style="bold dim")
-        for k in keys:
-            st.add_column(k, overflow="fold")
-        for s in f.subjects[:MAX_SUBJECTS]:
-            st.add_row(*(Text(visible(_cell(s.get(k)))) for k in keys))
         parts.append(Text(""))
         parts.append(Text(f"Subjects ({len(f.subjects)})", style="bold"))
-        parts.append(st)
+        if len(keys) <= 6:
+            st = Table(box=None, pad_edge=False, header_style="bold dim")
+            for k in keys:
+                st.add_column(k, overflow="fold")
+            for s in f.subjects[:MAX_SUBJECTS]:
+                st.add_row(*(Text(visible(_cell(s.get(k)))) for k in keys))
+            parts.append(st)
+        else:  # too many columns for a table on a terminal: one wrapped line per subject
+            for s in f.subjects[:MAX_SUBJECTS]:
+                parts.append(Text("  • " + ", ".join(f"{k}={visible(_cell(s.get(k)))}" for k in keys if s.get(k) is not None)))
         if len(f.subjects) > MAX_SUBJECTS:
             parts.append(Text(f"… {len(f.subjects) - MAX_SUBJECTS} more (see --format json)", style="dim"))
     if f.evidence:

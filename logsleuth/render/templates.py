@@ -13,7 +13,7 @@ from logsleuth.render.safe import one_line, visible
 
 def table(a: Analysis, con: Console) -> None:
     if a.window is None:
-        con.print(Text("No incident window to compare (the logs span too little time, and no --around was given)."))
+        con.print(Text("No incident window to compare: the incident starts where the logs start (no baseline before it); give --around TIME."))
         return
     (w0, w1), (b0, b1) = a.window
     con.print(Text(f"incident window {_t(w0)} → {_t(w1)}; baseline {_t(b0)} → {_t(b1)}", style="bold"))

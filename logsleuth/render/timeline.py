@@ -30,9 +30,10 @@ def axis(h: Histogram) -> str:
     for i in range(0, h.n, step):
         t = h.start + dt.timedelta(seconds=i * h.bucket_s)
         lab = t.strftime("%H:%M") if h.bucket_s < 86400 else t.strftime("%m-%d")
+        if i + len(lab) > h.n:  # a label that would be cut is left out
+            break
         for j, ch in enumerate(lab):
-            if i + j < h.n:
-                out[i + j] = ch
+            out[i + j] = ch
     return "".join(out)
 
 
@@ -66,6 +67,8 @@ def terminal(h: Histogram | None, events: pl.DataFrame, notes: list[str]) -> Non
             line = Text(f"  {iso_utc(m['ts'])}  {m['label']}")
             if m["detail"]:
                 line.append(f" {visible(str(m['detail']))}")
+            if m.get("count", 1) > 1:
+                line.append(f" (×{m['count']} in a row)", style="dim")
             line.append(f"  {visible(m['path'])}:{m['line']}", style="magenta")
             con.print(line)
         if len(h.markers) > 40:
