@@ -1,0 +1,92 @@
+"""What a user sees when the inputs or options are not what the tool expects (found by trying it as
+a new user): warnings instead of silent wrong answers, errors instead of false all-clears."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+from conftest import SAMPLES
+
+KAFKA = SAMPLES / "kafka-outage"
+
+
+def test_unrecognised_layout_says_so_and_the_pattern_fixes_it(cli, tmp_path):
+    src = (KAFKA / "orders-producer.log").read_text().splitlines()
+    out = []
+    import re
+
+    for line in src:
+        m = re.match(r"^\[(\d{4})-(\d\d)-(\d\d) (\d\d:\d\d:\d\d),(\d{3})\] (\w+) (.*) \(([\w.$]+)\)$", line)
+        out.append(f"{m[3]}.{m[2]}.{m[1]} {m[4]}.{m[5]} | {m[6]:<5} | main | {m[8]} | {m[7]}" if m else line)
+    p = tmp_path / "custom.log"
+    p.write_text("\n".join(out) + "\n")
+    r = cli("analyze", "--tz", "UTC", p, "--format", "text")
+    assert "no built-in layout recognises these lines" in r.out and "--layout-pattern" in r.out
+    fixed = cli("analyze", "--tz", "UTC", p, "--format", "json", "--layout-pattern", "%d{dd.MM.yyyy HH:mm:ss.SSS} | %-5level | %t | %logger | %msg%n").json()
+    direct = cli("analyze", "--tz", "UTC", KAFKA / "orders-producer.log", "--format", "json").json()
+    key = lambda d: sorted((f["id"], f["title"].split(" (")[0], f["severity"]) for f in d["findings"])  # noqa: E731
+    assert key(fixed) == key(direct)
+
+
+def test_copies_are_read_once_and_code_files_are_skipped(cli, tmp_path):
+    d = tmp_path / "logs"
+    shutil.copytree(SAMPLES / "pulsar-incident", d)
+    shutil.copy(d / "pulsar-broker-1.2020-06-01.log", d / "pulsar-broker-1.2020-06-01.log.bak")
+    (d / "notes.py").write_text('print("Producer with id x is already present on the connection")\n')
+    doc = cli("analyze", "--tz", "UTC", d, "--format", "json").json()
+    names = [os.path.basename(i["path"]) for i in doc["inputs"]]
+    assert "notes.py" not in names
+    bak = next(i for i in doc["inputs"] if i["path"].endswith(".bak"))
+    assert bak["skipped"].startswith("same content as")
+    once = cli("analyze", "--tz", "UTC", SAMPLES / "pulsar-incident", "--format", "json").json()
+    assert [f["title"] for f in doc["findings"]] == [f["title"] for f in once["findings"]]
+
+
+def test_random_bytes_are_not_a_log(cli, tmp_path):
+    p = tmp_path / "blob.dat"
+    p.write_bytes(os.urandom(20000))
+    r = cli("inspect", p)
+    assert r.code == 2 and "not a text log" in r.err
+
+
+def test_time_filters_that_select_nothing_are_errors(cli):
+    r = cli("analyze", "--tz", "UTC", "--since", "2024-05-02 10:20", "--until", "2024-05-02 10:10", KAFKA)
+    assert r.code == 2 and "is after --until" in r.err
+    r = cli("analyze", "--tz", "UTC", "--since", "2031-01-01", KAFKA, "--fail-on", "high")
+    assert r.code == 2 and "select nothing" in r.err
+    # a time of day alone is on the logs' day, not today
+    doc = cli("analyze", "--tz", "UTC", "--since", "10:15", KAFKA, "--format", "json").json()
+    assert doc["summary"]["since"] == "2024-05-02T10:15:00.000Z"
+
+
+def test_unknown_event_or_system_is_an_error_not_silence(cli):
+    r = cli("events", KAFKA, "--event", "batch_expird")
+    assert r.code == 2 and "no pattern emits such an event" in r.err
+    r = cli("events", KAFKA, "--system", "kafak")
+    assert r.code == 2 and "unknown" in r.err
+
+
+def test_envelope_time_beats_a_time_only_stamp(cli, tmp_path):
+    inner = (SAMPLES / "pulsar-incident" / "pulsar-broker-1.2020-06-01.log").read_text().splitlines()[:50]
+    lines = []
+    for x in inner:
+        hh, mm, rest = x[:2], x[3:5], x[6:12]
+        lines.append(json.dumps({"log": x + "\n", "stream": "stdout", "time": f"2020-06-01T{hh}:{mm}:{rest.replace('.', '.')}000Z"}))
+    p = tmp_path / "docker.log"  # no date in the name: the stamps alone would be dated by mtime
+    p.write_text("\n".join(lines) + "\n")
+    (i,) = cli("inspect", p, "--format", "json", "--tz", "UTC").json()["inputs"]
+    assert i["first_ts"].startswith("2020-06-01T22:00")
+
+
+def test_usage_errors_are_one_line(cli):
+    for args in (["analyze", "--fail-on", "bogus", str(KAFKA)], ["report", str(KAFKA)], ["nosuch"]):
+        r = cli(*args)
+        assert r.code == 2 and len(r.err.strip().splitlines()) == 1 and r.err.startswith("logsleuth: error:"), r
+
+
+def test_analyze_output_format_follows_the_file_name(cli, tmp_path):
+    for name, probe in (("a.html", "<!DOCTYPE html>"), ("a.json", '"tool": "logsleuth"'), ("a.md", "# Incident analysis")):
+        r = cli("analyze", "--tz", "UTC", KAFKA, "-o", tmp_path / name)
+        assert r.code == 0 and (tmp_path / name).read_text().lstrip().startswith(probe.strip()[:12]) or probe in (tmp_path / name).read_text()
