@@ -5,9 +5,14 @@ counting and linking rules."""
 
 from __future__ import annotations
 
+import html
+import json
+import re
+
 import pytest
 
 from conftest import SAMPLES
+from logsleuth.detectors.base import fmt_duration
 
 OUTAGE = SAMPLES / "kafka-outage"
 SPRING = SAMPLES / "kafka-outage-spring"
@@ -85,7 +90,9 @@ def test_log4j_outage_expired_records_per_partition(outage):
         assert s["client_id"] == "producer-1" and s["node"] == 2
     s1 = next(s for s in f["subjects"] if s["topic_partition"] == "orders-1")
     assert s1["first_seen"] == "2024-05-02T10:17:29.912Z" and s1["last_seen"] == "2024-05-02T10:19:10.824Z"
-    assert (s1["elapsed_ms_min"], s1["elapsed_ms_max"]) == (120005.0, 120027.0)
+    d1 = f["details"]["by_partition"]["orders-1"]
+    assert (d1["elapsed_ms_min"], d1["elapsed_ms_max"]) == (120005.0, 120027.0)
+    assert (d1["topic"], d1["partition"], d1["log_records"]) == ("orders", 1, 135) and len(d1["batch_list"]) == 3
     assert f["first_seen"] == "2024-05-02T10:17:29.912Z"
     assert f["details"]["delivery_timeout_ms_at_most"] == 120004.0
     assert "NOT delivered" in f["root_cause"] and "re-sent" in f["root_cause"]
@@ -139,7 +146,10 @@ def test_log4j_outage_buffer_exhausted(outage):
     (s,) = f["subjects"]
     assert s["path"].endswith("orders-producer.log")
     assert s["count"] == 23 == len(file_stamps(OUTAGE / "orders-producer.log", "BufferExhaustedException: Failed to allocate"))
-    assert s["max_block_ms"] == 60000 and s["buffer_memory"] == 1048576 and s["available_bytes_min"] == 0
+    assert s["max_block_ms"] == 60000 and s["buffer_memory"] == 1048576 and f["details"]["available_bytes_min"] == 0
+    # the expiries it states are the ones of its cause, the same 209 records in 8 batches as kafka.delivery-timeout
+    assert s["expired_records"] == 209 and f["details"]["expired_batches"] == 8 and f["details"]["expired_scope"] == "cause"
+    assert "209 records in 8 batches" in f["root_cause"] and "208" not in f["root_cause"]
     assert (s["first_seen"], s["last_seen"]) == ("2024-05-02T10:18:50.113Z", "2024-05-02T10:19:30.893Z")
     assert f["cause"]["kind"] == "broker-unreachable" and f["cause"]["node"] == 2
     assert f["confidence"] >= 0.8
@@ -161,11 +171,11 @@ def test_log4j_outage_severity_ordering(outage):
 def test_log4j_outage_text_report(outage_text):
     t = outage_text
     assert "[CRITICAL] 209 records expired undelivered on 3 partitions" in t
-    assert "topic_partition=orders-1, topic=orders, partition=1, records=135, batches=3" in t
-    assert "topic_partition=payments-2, topic=payments, partition=2, records=13, batches=3" in t
+    assert "topic_partition=orders-1, records=135, batches=3" in t
+    assert "topic_partition=payments-2, records=13, batches=3" in t
     assert "kind=broker-unreachable, node=2, address=kafka-2/10.0.0.7:9092" in t
     assert "were NOT delivered to Kafka" in t
-    assert "count=23, max_block_ms=60000" in t
+    assert "count=23, max_block_ms=60000, buffer_memory=1048576" in t
     assert "[MEDIUM] Broker node 2 (kafka-2/10.0.0.7:9092) unreachable" in t
     assert t.index("[CRITICAL]") < t.index("[HIGH]") < t.index("[MEDIUM]")
 
@@ -189,7 +199,7 @@ def test_spring_boot_3_expired_records_and_cause(spring):
     assert file_stamps(SPRING / "order-service.log", "Node 1 disconnected.")[0][1].startswith("2024-09-17T16:02:10.118+02:00")
     # callbacks run on the network thread: the client id comes from the thread name
     assert {s["client_id"] for s in f["subjects"]} == {"order-svc-producer-1"}
-    assert all(s["node_named_by_retries"] for s in f["subjects"])  # 3.9: "Error Message: Disconnected from node 1"
+    assert all(p["node_named_by_retries"] for p in f["details"]["by_partition"].values())  # 3.9: "Error Message: Disconnected from node 1"
 
 
 def test_spring_boot_2_expired_records_and_cause(spring):
@@ -202,7 +212,7 @@ def test_spring_boot_2_expired_records_and_cause(spring):
     assert (c["from"], c["to"]) == ("2024-09-17T14:02:10.609Z", "2024-09-17T14:06:20.085Z")
     assert c["retries_by_error"] == {"NOT_LEADER_OR_FOLLOWER": 3, "NETWORK_EXCEPTION": 2}
     # 2.6 texts do not name the node in the retries: linked by time, so a little less sure
-    assert not any(s["node_named_by_retries"] for s in f["subjects"])
+    assert not any(p["node_named_by_retries"] for p in f["details"]["by_partition"].values())
     order = of(spring, "kafka.delivery-timeout", "order-service.log")[0]
     assert f["confidence"] < order["confidence"]
     # ExecutionException + "Caused by:" of one record count once: 79 records, not 158
@@ -225,8 +235,8 @@ def test_spring_text_report(spring_text):
     t = spring_text
     assert "[CRITICAL] 127 records expired undelivered on 3 partitions" in t
     assert "[CRITICAL] 100 records expired undelivered on 2 partitions" in t
-    assert "topic_partition=inventory-0, topic=inventory, partition=0, records=92, batches=3" in t
-    assert "from=2024-09-17 14:02:10.118 UTC" in t
+    assert "topic_partition=inventory-0, records=92, batches=3" in t
+    assert "from=2024-09-17 14:02:10.118 UTC" in t  # the cause window
     assert "count=7, max_block_ms=30000" in t
 
 
@@ -243,7 +253,7 @@ def test_callback_errors_by_exception_and_partition(callback):
         ("java.lang.NullPointerException", "orders-1"): (5, "com.example.orders.OrderCallback.onCompletion"),
         ("java.lang.IllegalStateException", "orders-3"): (4, "com.example.orders.AckStore.record"),
     }
-    npe = next(s for s in orders["subjects"] if s["topic_partition"] == "orders-3" and "Null" in s["exception"])
+    npe = next(g for g in orders["details"]["groups"] if g["topic_partition"] == "orders-3" and "Null" in g["exception"])
     assert npe["culprit_frame"] == "com.example.orders.OrderCallback.onCompletion(OrderCallback.java:42)"
     assert "application code, not in Kafka" in orders["root_cause"]
     assert orders["severity"] == "high" and orders["confidence"] >= 0.85
@@ -282,7 +292,7 @@ def test_recovered_retries_give_no_delivery_timeout(recovered):
     assert inv["subjects"][0]["failed_connections"] == 5
     cat = of(recovered, "kafka.broker-unreachable", "catalog-service.log")[0]
     assert cat["cause"]["kind"] == "broker-disconnects"  # request timeouts, every reconnect worked
-    assert cat["subjects"][0]["request_timeouts"] == 2
+    assert cat["details"]["request_timeouts"] == 2 and cat["cause"]["request_timeouts"] == 2
 
 
 # ----------------------------------------------------------------------------- hand-made logs: the counting rules
@@ -316,7 +326,7 @@ def test_52_identical_lines_are_one_batch_of_52(tmp_path):
     p = write(tmp_path, "app.log", expiry_lines(52, 52, "orders-0", 120012))
     (f,) = delivery(tmp_path, p)
     assert per_tp(f) == {"orders-0": (52, 1)}  # not 52 × 52
-    assert f["subjects"][0]["log_records"] == 52
+    assert f["details"]["by_partition"]["orders-0"]["log_records"] == 52
     # no drain problem in this log: said so, lower confidence
     assert f["cause"]["kind"] == "none-found" and f["cause"]["node"] is None
     assert f["confidence"] <= 0.6
@@ -452,7 +462,8 @@ def test_buffer_exhausted_without_a_drain_problem(tmp_path):
     doc = analyze(write(tmp_path, "a.log", lines), "--format", "json").json()
     (f,) = of(doc, "kafka.buffer-exhausted")
     s = f["subjects"][0]
-    assert (s["count"], s["max_block_ms"], s["exception"]) == (10, 45000, "org.apache.kafka.common.errors.TimeoutException")
+    assert (s["count"], s["max_block_ms"]) == (10, 45000)
+    assert f["details"]["exception"] == "org.apache.kafka.common.errors.TimeoutException"
     assert f["cause"]["kind"] == "production-rate"
     assert "production rate above what buffer.memory absorbs" in f["root_cause"]
     assert f["confidence"] <= 0.6
@@ -511,3 +522,177 @@ def test_odd_numbers_and_missing_timestamps_do_not_break_anything(tmp_path):
     p = write(tmp_path, "b.log", ["foo " + exc.format(n=3, e=120000)] * 3)
     (g,) = delivery(tmp_path, p)
     assert per_tp(g) == {"orders-3": (3, 1)}
+
+
+# ----------------------------------------------------------------------------- one set of numbers per outage, in every format
+
+DOCS = SAMPLES.parent / "docs" / "findings"
+KAFKA_IDS = ("kafka.delivery-timeout", "kafka.broker-unreachable", "kafka.buffer-exhausted", "kafka.callback-error")
+EPISODE_KINDS = ("broker-unreachable", "broker-disconnects", "produce-errors")
+LOST = re.compile(r"(\d+) records? in (\d+) batch(?:es)?\b")
+FAILED = re.compile(r"send\(\) failed (\d+) times?\b")
+RETRIES = re.compile(r"(\d+) produce retr(?:y|ies)\b")
+WINDOW_SPAN = re.compile(r"to \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(([^)]*)\)")
+DURATION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) (ms|s|min|h|days)\b")
+
+
+def prose(f):
+    """Everything a finding says in words, as JSON carries it."""
+    return " ".join([f["title"], f["root_cause"], *f["confidence_reasons"], *f["remediation"], *f["ruled_out"]])
+
+
+def flat(text):
+    """A rendered report as one line: wrapping undone, Markdown escapes and entities removed."""
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"\\(.)", r"\1", text)))
+
+
+@pytest.fixture(scope="module", params=["kafka-outage", "kafka-outage-spring", "kafka-callback", "kafka-recovered"])
+def sample_all_formats(request):
+    d = SAMPLES / request.param
+    return (
+        analyze(d, "--format", "json").json(),
+        analyze(d, "--format", "text").out,
+        analyze(d, "--format", "markdown").out,
+    )
+
+
+def test_findings_of_one_outage_state_the_same_numbers(sample_all_formats):
+    doc, _, _ = sample_all_formats
+    groups: dict = {}
+    for f in doc["findings"]:
+        c = f["cause"] or {}
+        if f["id"] in KAFKA_IDS and c.get("kind") in EPISODE_KINDS:
+            groups.setdefault((c["path"], c["client_id"], c["from"]), []).append(f)
+    for key, fs in groups.items():
+        by = {}
+        for f in fs:
+            assert f["id"] not in by, f"two {f['id']} findings for one cause {key}"
+            by[f["id"]] = f
+        # one outage window, one set of counts: the cause object is the same in every finding that links to it
+        assert len({json.dumps(f["cause"], sort_keys=True) for f in fs}) == 1, key
+        cause = fs[0]["cause"]
+        dt_, br, bx = by.get("kafka.delivery-timeout"), by.get("kafka.broker-unreachable"), by.get("kafka.buffer-exhausted")
+        lost = (dt_["details"]["records"], dt_["details"]["batches"]) if dt_ else (0, 0)
+        failed = bx["subjects"][0]["count"] if bx else 0
+        # the prose of each says exactly these numbers, nothing else
+        for f in fs:
+            text = f["root_cause"]
+            assert {tuple(map(int, m)) for m in LOST.findall(text)} <= {lost}, (f["id"], text)
+            assert {int(n) for n in FAILED.findall(text)} <= {failed}, (f["id"], text)
+            assert {int(n) for n in RETRIES.findall(text)} <= {cause["retries"]}, (f["id"], text)
+            assert set(WINDOW_SPAN.findall(text)) == {fmt_duration(cause["duration_s"])}, (f["id"], text)
+        # ... and so do their numbers
+        if dt_:
+            assert lost == (sum(s["records"] for s in dt_["subjects"]), sum(s["batches"] for s in dt_["subjects"]))
+            assert dt_["details"]["failed_sends"] == failed
+        if br:
+            s = br["subjects"][0]
+            assert (s["expired_records"], br["details"]["expired_batches"], s["buffer_exhausted"]) == (*lost, failed), key
+            assert br["first_seen"] == cause["from"] and br["last_seen"] == cause["to"]
+        if bx:
+            assert (bx["subjects"][0]["expired_records"], bx["details"]["expired_batches"]) == lost, key
+            assert bx["details"]["expired_scope"] == ("cause" if lost[0] else None)
+
+
+def test_text_and_markdown_say_what_json_says(sample_all_formats):
+    doc, text, markdown = sample_all_formats
+    said = " ".join(prose(f) for f in doc["findings"] if f["id"] in KAFKA_IDS)
+    for rendered in (flat(text), flat(markdown)):
+        for pattern in (LOST, FAILED, RETRIES):
+            assert sorted(pattern.findall(rendered)) == sorted(pattern.findall(said)), pattern.pattern
+
+
+def test_durations_are_formatted_one_way(sample_all_formats):
+    doc, _, _ = sample_all_formats
+    for f in doc["findings"]:
+        if f["id"] not in KAFKA_IDS:
+            continue
+        words = prose(f) + " " + str(f["details"].get("recovery", ""))
+        for number, unit in DURATION.findall(words):
+            # fmt_duration: whole milliseconds, one decimal for s / min / h / days ("2.0 s", never "2 s")
+            assert ("." not in number) if unit == "ms" else re.fullmatch(r"\d+\.\d", number), (f["id"], number, unit)
+        if "quiet_after_s" in f["details"]:  # the numeric twin of the human duration in details.recovery
+            assert fmt_duration(f["details"]["quiet_after_s"]) in f["details"]["recovery"]
+        for s in f["subjects"]:
+            for k, v in s.items():
+                if isinstance(v, str) and DURATION.fullmatch(v):
+                    assert any(isinstance(s.get(t), (int, float)) for t in (f"{k}_s", f"{k}_seconds")), (f["id"], k)
+
+
+def doc_subject_keys(fid):
+    """The subject keys the finding's page promises: the first subject of its JSON example."""
+    page = (DOCS / f"{fid}.md").read_text()
+    example = json.loads(re.search(r"```json\n(.*?)```", page, re.S).group(1))
+    assert example["id"] == fid
+    return list(example["subjects"][0])
+
+
+def test_subjects_are_the_documented_keys_and_a_readable_table(sample_all_formats):
+    doc, _, markdown = sample_all_formats
+    for f in doc["findings"]:
+        if f["id"] not in KAFKA_IDS:
+            continue
+        keys = doc_subject_keys(f["id"])
+        assert len(keys) <= 11, f["id"]
+        for s in f["subjects"]:
+            assert list(s) == keys, f["id"]
+            assert not any(isinstance(v, (list, dict)) for v in s.values())
+    # the tables the renderers draw have exactly these columns
+    for f in doc["findings"]:
+        if f["id"] in KAFKA_IDS:
+            header = "| " + " | ".join(k.replace("_", "\\_") for k in doc_subject_keys(f["id"])) + " |"
+            assert header in markdown, f["id"]
+
+
+BUFFER = ("org.apache.kafka.clients.producer.BufferExhaustedException: Failed to allocate 16384 bytes within the configured "
+          "max blocking time 60000 ms. Total memory: 1048576 bytes. Available memory: 0 bytes. Poolable size: 16384 bytes")
+
+
+def exhaustions(*stamps):
+    return [l4j(ts, "ERROR", "send failed", APP, BUFFER) for ts in stamps]
+
+
+def test_two_outages_in_one_file_each_own_their_failed_sends(tmp_path):
+    lines = (
+        failures(2, 0, 5, hour=9)  # node 2: 09:00:00 -> 09:04:40
+        + exhaustions(*(f"2024-05-02 09:0{m}:{s:02d},000" for m, s in ((3, 0), (3, 30), (4, 0), (4, 30), (5, 0))))
+        + expiry_lines(4, 4, "orders-0", 120000, ts="2024-05-02 09:04:10,000")
+        + failures(3, 0, 4, hour=11)  # node 3: 11:00:00 -> 11:03:40
+        + exhaustions("2024-05-02 11:02:00,000", "2024-05-02 11:02:10,000", "2024-05-02 11:02:20,000")
+        + expiry_lines(2, 2, "orders-1", 120000, ts="2024-05-02 11:03:00,000")
+    )
+    doc = analyze(write(tmp_path, "a.log", sorted(lines)), "--format", "json").json()
+    got = {}
+    for f in doc["findings"]:
+        if f["id"].startswith("kafka."):
+            got.setdefault(f["cause"]["node"], {})[f["id"]] = f
+    assert set(got) == {2, 3}
+    for node, failed, lost in ((2, 5, (4, 1)), (3, 3, (2, 1))):
+        br, bx, dt_ = (got[node][i] for i in ("kafka.broker-unreachable", "kafka.buffer-exhausted", "kafka.delivery-timeout"))
+        assert bx["subjects"][0]["count"] == br["subjects"][0]["buffer_exhausted"] == dt_["details"]["failed_sends"] == failed
+        assert (br["subjects"][0]["expired_records"], br["details"]["expired_batches"]) == lost
+        assert (bx["subjects"][0]["expired_records"], bx["details"]["expired_batches"]) == lost
+        assert f"send() failed {failed} times" in br["root_cause"] and f"send() failed {failed} times" in bx["root_cause"]
+
+
+def test_buffer_without_a_cause_states_which_expiries_it_counts(tmp_path):
+    lines = (
+        expiry_lines(4, 4, "orders-0", 120000, ts="2024-05-02 10:05:00,000")  # before the 10-minute look-back
+        + expiry_lines(5, 5, "orders-1", 120000, ts="2024-05-02 10:10:00,000")  # in it
+        + exhaustions(*(f"2024-05-02 10:16:{s:02d},000" for s in range(0, 50, 5)))
+        + expiry_lines(3, 3, "orders-2", 120000, ts="2024-05-02 10:16:30,000")  # during the exhaustions
+        + expiry_lines(7, 7, "orders-3", 120000, ts="2024-05-02 10:30:00,000")  # after them
+    )
+    doc = analyze(write(tmp_path, "a.log", sorted(lines)), "--format", "json").json()
+    (dt_,) = of(doc, "kafka.delivery-timeout")
+    assert (dt_["details"]["records"], dt_["details"]["batches"]) == (19, 4) and dt_["cause"]["kind"] == "none-found"
+    (bx,) = of(doc, "kafka.buffer-exhausted")
+    assert bx["cause"]["kind"] == "expired-batches"
+    assert bx["subjects"][0]["expired_records"] == 8 and bx["details"]["expired_batches"] == 2
+    assert bx["details"]["expired_scope"] == "window"
+    assert bx["details"]["expired_window"] == {"from": "2024-05-02T10:06:00.000Z", "to": "2024-05-02T10:16:45.000Z"}
+    rc = bx["root_cause"]
+    # the subset is named: which expiries, which window, and the whole it is part of
+    assert "8 records in 2 batches with no logged cause expired in this file between 2024-05-02 10:10:00 UTC and 2024-05-02 10:16:30 UTC" in rc
+    assert "from 10.0 min before the first failed send to the last one" in rc
+    assert "(of the 19 records in 4 batches with no logged cause in this file)" in rc

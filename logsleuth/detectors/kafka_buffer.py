@@ -1,13 +1,18 @@
 """kafka.buffer-exhausted: send() failed because the producer's buffer (buffer.memory) stayed full
 for max.block.ms, and the drain problem that filled it. See docs/findings/kafka.buffer-exhausted.md.
 
-One finding per client file. The cause is the latest trouble episode of that file (kafka_outage.py)
-that started before the first exhaustion and was still going within max.block.ms of it (an as-of
-join), else expired batches around it (the sender was not draining), else nothing: then the likely
-cause is a production rate above what buffer.memory absorbs, with lower confidence.
+The exhaustions, their runs and the link of each run to a trouble episode are part of the shared
+model (kafka_outage.py): the run belongs to the latest episode of its file (and client, when known)
+that started before its first exhaustion and was still going within max.block.ms of it. One finding
+per file and episode (the runs linked to it, so the count is the one kafka.broker-unreachable
+states), and one per run linked to none. Without an episode, batches that expired with no logged
+cause in the 10 minutes before or during the run show the sender was not draining; else nothing:
+then the likely cause is a production rate above what buffer.memory absorbs, with lower confidence.
 """
 
 from __future__ import annotations
+
+import datetime as dt
 
 import polars as pl
 
@@ -16,8 +21,8 @@ from logsleuth.detectors.base import Context, Detector, fmt_duration, fmt_time, 
 from logsleuth.findings import Finding
 
 BUFFER_TEXT = r"Failed to allocate (?:memory|\d+ bytes) within the configured max blocking time"
-DEFAULT_MAX_BLOCK_MS = 60_000
-EXPIRY_LOOKBACK_MS = 10 * 60_000
+DEFAULT_MAX_BLOCK_MS = ko.DEFAULT_MAX_BLOCK_MS
+EXPIRY_LOOKBACK = dt.timedelta(minutes=10)
 
 
 def _mib(n: int | None) -> str:
@@ -28,61 +33,50 @@ def _mib(n: int | None) -> str:
 
 def run(ctx: Context) -> list[Finding]:
     m = ko.build(ctx)
-    if m is None:
+    if m is None or m.runs.height == 0:
         return []
-    bx = m.kev.filter(pl.col("event") == "buffer_exhausted")
-    if bx.height == 0:
-        return []
+    # the runs linked to one episode make one finding; a run linked to none makes its own
     per = (
-        bx.sort(["ts", "line"])
-        .with_columns(_p=pl.col("path"))
-        .group_by("_p", maintain_order=True)
+        m.runs.sort(["first_seen", "run"], nulls_last=True)
+        .with_columns(solo=pl.when(pl.col("ep").is_null()).then(pl.col("run")))
+        .group_by(["path", "ep", "solo"], maintain_order=True)
         .agg(
-            pl.col("path").first(),
-            count=pl.len(),
-            first_seen=pl.col("ts").min(),
-            last_seen=pl.col("ts").max(),
-            max_block_ms=pl.col("max_block_ms").drop_nulls().mode().first(),
-            max_block_values=pl.col("max_block_ms").drop_nulls().unique().sort(),
-            exception=pl.col("exception").drop_nulls().mode().first(),
-            buffer_memory=pl.col("total_bytes").max(),
-            available_min=pl.col("available_bytes").min(),
-            request_bytes=pl.col("bytes").max(),
+            count=pl.col("count").sum(),
+            runs=pl.len(),
+            first_seen=pl.col("first_seen").min(),
+            last_seen=pl.col("last_seen").max(),
+            max_block_ms=pl.col("max_block_ms").sort_by("count", descending=True).first(),
+            max_block_values=pl.col("max_block_values").explode().drop_nulls().unique().sort(),
+            exception=pl.col("exception").sort_by("count", descending=True).first(),
+            buffer_memory=pl.col("buffer_memory").max(),
+            available_min=pl.col("available_min").min(),
+            request_bytes=pl.col("request_bytes").max(),
             client_id=pl.col("client").drop_nulls().first(),
-            first_row=pl.struct(*ko.QUOTE_COLS).first(),
-            last_row=pl.struct(*ko.QUOTE_COLS).last(),
+            first_row=pl.col("first_row").first(),
+            last_row=pl.col("last_row").last(),
         )
-        .drop("_p")
-        .with_columns(_block=pl.duration(milliseconds=pl.col("max_block_ms").fill_null(DEFAULT_MAX_BLOCK_MS).clip(0, ko.MAX_MS)))
-        .sort("first_seen")
     )
-    # the drain problem: as-of join on the file, the latest episode started at or before the first exhaustion
-    if m.episodes.height:
-        eps = m.episodes.select("path", ep="ep", ep_from="from", ep_to="to").sort("ep_from")
-        per = per.sort("first_seen").join_asof(eps, left_on="first_seen", right_on="ep_from", by="path", strategy="backward", check_sortedness=False)
-        per = per.with_columns(
-            ep=pl.when(pl.col("ep_to") >= pl.col("first_seen") - pl.col("_block") - ko.SLACK).then(pl.col("ep")).otherwise(None)
-        )
-    else:
-        per = per.with_columns(ep=pl.lit(None, dtype=pl.Int64))
-    # expired batches on the same file shortly before / during the exhaustion
-    if m.batches.height:
-        exp = (
-            per.select("path", "first_seen", "last_seen").join(m.batches.select("path", b_ts="first_seen", b_rec="total_records", b_n="batches"), on="path")
-            .filter((pl.col("b_ts") >= pl.col("first_seen") - pl.duration(milliseconds=EXPIRY_LOOKBACK_MS)) & (pl.col("b_ts") <= pl.col("last_seen")))
-            .group_by("path").agg(expired_batches=pl.col("b_n").sum(), expired_records=pl.col("b_rec").sum(), expired_first=pl.col("b_ts").min())
-        )
-        per = per.join(exp, on="path", how="left")
-    else:
-        per = per.with_columns(expired_batches=pl.lit(None, dtype=pl.Int64), expired_records=pl.lit(None, dtype=pl.Int64), expired_first=pl.lit(None, dtype=pl.Datetime("us", "UTC")))
-    per = per.with_columns(pl.col("expired_batches", "expired_records").fill_null(0))
     eps_by_id = {r["ep"]: r for r in m.episodes.iter_rows(named=True)} if m.episodes.height else {}
-    return [_finding(m, r, eps_by_id.get(r["ep"])) for r in per.iter_rows(named=True)]
+    out = []
+    for r in per.iter_rows(named=True):
+        ep = eps_by_id.get(r["ep"]) if r["ep"] is not None else None
+        if ep is not None:
+            loss = ko.loss_of(m, r["path"], ep["ep"])
+            scope = "cause"
+        elif r["first_seen"] is not None:
+            loss = ko.unlinked_expiries(m, r["path"], r["first_seen"] - EXPIRY_LOOKBACK, r["last_seen"])
+            scope = "window"
+        else:
+            loss = {"expired_records": 0, "expired_batches": 0, "expired_first": None, "expired_last": None}
+            scope = None
+        out.append(_finding(m, r, ep, loss, scope))
+    return out
 
 
-def _finding(m: ko.Model, r: dict, ep: dict | None) -> Finding:
+def _finding(m: ko.Model, r: dict, ep: dict | None, loss: dict, scope: str | None) -> Finding:
     path = r["path"]
-    n = r["count"]
+    n = loss["failed_sends"] if scope == "cause" else r["count"]  # the same number kafka.broker-unreachable states
+    expired, expired_batches = loss["expired_records"], loss["expired_batches"]
     mb = r["max_block_ms"]
     exc = (r["exception"] or "").rsplit(".", 1)[-1] or "the exception"
     mem = f"buffer.memory = {_mib(r['buffer_memory'])}" if r["buffer_memory"] is not None else "buffer.memory"
@@ -104,15 +98,19 @@ def _finding(m: ko.Model, r: dict, ep: dict | None) -> Finding:
     if ep is not None:
         what = ko.node_label(ep)
         facts = ko.episode_facts(ep)
+        window = f"from {fmt_time(ep['from'])} to {fmt_time(ep['to'])} ({fmt_duration(ep['duration_s'])})"
         if ep["kind"] == "broker-unreachable":
-            why = f"{what} was unreachable from {fmt_time(ep['from'])} to {fmt_time(ep['to'])} ({fmt_duration(ep['duration_s'])}): {facts}"
+            why = f"{what} was unreachable {window}: {facts}"
         elif ep["kind"] == "broker-disconnects":
-            why = f"{what} dropped connections / timed requests out from {fmt_time(ep['from'])} to {fmt_time(ep['to'])}: {facts}"
+            why = f"{what} dropped connections / timed requests out {window}: {facts}"
         else:
-            why = f"the client logged produce errors from {fmt_time(ep['from'])} to {fmt_time(ep['to'])}: {facts}"
+            why = f"the client logged produce errors {window}: {facts}"
         story += f" The buffer filled because the sender could not drain it: {why}."
-        if r["expired_batches"]:
-            story += f" Around it, {r['expired_records']} records in {r['expired_batches']} batches expired on this client (see kafka.delivery-timeout)."
+        if expired:
+            story += (
+                f" During that outage {ko.lost_text(expired, expired_batches)} also expired undelivered on this client "
+                "(all the expiries linked to it: see kafka.delivery-timeout)."
+            )
         cause = ko.cause_of(ep)
         conf = 0.85
         reasons.append(f"+ the drain problem on the same client file began at {fmt_time(ep['from'])}, before the first exhaustion")
@@ -121,12 +119,20 @@ def _finding(m: ko.Model, r: dict, ep: dict | None) -> Finding:
             f"sender stopped draining ({fmt_time(ep['from'])})"
         )
         evid += ko.episode_quotes(m, ep, limit_retries=1)[:3]
-    elif r["expired_batches"]:
+    elif expired:
+        whole = ko.loss_of(m, path, None)
         story += (
-            f" The sender was not draining: {r['expired_records']} records in {r['expired_batches']} batches expired on this "
-            "client around the exhaustion (see kafka.delivery-timeout), though no connection trouble is logged."
+            f" The sender was not draining: {ko.lost_text(expired, expired_batches)} with no logged cause expired in this "
+            f"file between {fmt_time(loss['expired_first'])} and {fmt_time(loss['expired_last'])} — the expiries first logged "
+            f"from {fmt_duration(EXPIRY_LOOKBACK.total_seconds())} before the first failed send to the last one"
+            + (
+                ""
+                if whole["expired_records"] == expired and whole["expired_batches"] == expired_batches
+                else f" (of the {ko.lost_text(whole['expired_records'], whole['expired_batches'])} with no logged cause in this file)"
+            )
+            + " (see kafka.delivery-timeout) — though no connection trouble is logged."
         )
-        cause = {"kind": "expired-batches", "node": None, "address": None, "from": r["expired_first"], "to": r["last_seen"]}
+        cause = {"kind": "expired-batches", "node": None, "address": None, "from": loss["expired_first"], "to": r["last_seen"]}
         conf = 0.7
         reasons.append("+ batches expired on the same client around the exhaustion: the sender was not draining")
         reasons.append("- no failed connections, disconnects or retries logged: why it could not drain is not in these logs")
@@ -144,7 +150,7 @@ def _finding(m: ko.Model, r: dict, ep: dict | None) -> Finding:
         reasons.append(f"- several max.block.ms values in one file ({', '.join(str(x) for x in r['max_block_values'])}): more than one producer")
 
     remediation = []
-    if ep is not None or r["expired_batches"]:
+    if ep is not None or expired:
         remediation.append("Fix the drain problem first (see the linked finding): a bigger buffer only delays the same failure during an outage.")
     remediation += [
         f"buffer.memory ({_mib(r['buffer_memory']) if r['buffer_memory'] else 'default 32 MiB'}): how much the producer "
@@ -166,16 +172,13 @@ def _finding(m: ko.Model, r: dict, ep: dict | None) -> Finding:
 
     subject = {
         "path": path,
+        "client_id": r["client_id"] or (ep.get("client") if ep else None),
         "count": n,
         "max_block_ms": mb,
+        "buffer_memory": r["buffer_memory"],
         "first_seen": r["first_seen"],
         "last_seen": r["last_seen"],
-        "exception": r["exception"],
-        "buffer_memory": r["buffer_memory"],
-        "available_bytes_min": r["available_min"],
-        "request_bytes": r["request_bytes"],
-        "client_id": r["client_id"] or (ep.get("client") if ep else None),
-        "expired_records_nearby": r["expired_records"],
+        "expired_records": expired,
     }
     evid.sort(key=lambda e: (e.ts is None, e.ts, e.line))
     return Finding(
@@ -193,7 +196,19 @@ def _finding(m: ko.Model, r: dict, ep: dict | None) -> Finding:
         remediation=remediation,
         references=["Kafka producer configs: buffer.memory, max.block.ms, batch.size, linger.ms, delivery.timeout.ms"],
         ruled_out=ruled_out,
-        details={"max_block_ms_values": list(r["max_block_values"] or []), "expired_batches_nearby": r["expired_batches"]},
+        details={
+            "exception": r["exception"],
+            "available_bytes_min": r["available_min"],
+            "request_bytes": r["request_bytes"],
+            "max_block_ms_values": list(r["max_block_values"] or []),
+            "exhaustion_runs": r["runs"],
+            "expired_records": expired,
+            "expired_batches": expired_batches,
+            "expired_scope": scope if expired else None,
+            "expired_window": (
+                {"from": r["first_seen"] - EXPIRY_LOOKBACK, "to": r["last_seen"]} if scope == "window" and expired else None
+            ),
+        },
     )
 
 

@@ -173,12 +173,20 @@ def _finding(path: str, subj: pl.DataFrame, firsts: pl.DataFrame, all_cb: pl.Dat
             "topic_partition": r["topic_partition"],
             "count": r["count"],
             "culprit": r["culprit"],
-            "culprit_frame": r["culprit_frame"],
-            "message": r["message"],
             "first_seen": r["first_seen"],
             "last_seen": r["last_seen"],
             "path": path,
             "client_id": r["client_id"],
+        }
+        for r in rows
+    ]
+    # per subject (same order): the full culprit frame, the exception message and any other culprits
+    groups = [
+        {
+            "exception": r["exception"],
+            "topic_partition": r["topic_partition"],
+            "culprit_frame": r["culprit_frame"],
+            "message": r["message"],
             "other_culprits": [c for c in (r["culprits"] or []) if c != r["culprit"]],
         }
         for r in rows
@@ -198,7 +206,7 @@ def _finding(path: str, subj: pl.DataFrame, firsts: pl.DataFrame, all_cb: pl.Dat
         remediation=remediation,
         references=["org.apache.kafka.clients.producer.Callback#onCompletion (javadoc): runs on the producer's I/O thread"],
         ruled_out=ruled_out,
-        details={"by_exception": by_exc, "partitions": tps, "records_with_stack_trace": with_trace},
+        details={"by_exception": by_exc, "partitions": tps, "records_with_stack_trace": with_trace, "groups": groups},
     )
 
 

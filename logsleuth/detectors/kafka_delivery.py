@@ -5,7 +5,9 @@ linking) is in kafka_outage.py.
 
 One finding per client file and cause: the batches of a file linked to the same episode (or to
 none). Records are counted from Kafka's own text (``Expiring N record(s)``), never from the number
-of lines: an application logs the same exception once per record of the batch.
+of lines: an application logs the same exception once per record of the batch. The finding's totals
+are ``kafka_outage.loss_of`` for its (file, episode): the same numbers kafka.broker-unreachable and
+kafka.buffer-exhausted state for that outage.
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ def run(ctx: Context) -> list[Finding]:
     eps = {r["ep"]: r for r in m.episodes.iter_rows(named=True)} if m.episodes.height else {}
     out = []
     for (path, g_ep), tps in per_tp.partition_by(["path", "g_ep"], as_dict=True, maintain_order=True).items():
-        out.append(_finding(ctx, m, path, eps.get(g_ep), tps))
+        ep = eps.get(g_ep)
+        out.append(_finding(ctx, m, path, ep, tps, ko.loss_of(m, path, ep["ep"] if ep else None)))
     return out
 
 
@@ -75,13 +78,13 @@ def _assessment(e_min: float, e_max: float, legacy: bool) -> tuple[str, bool]:
     )
 
 
-def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.DataFrame) -> Finding:
+def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.DataFrame, loss: dict) -> Finding:
     subjects_rows = list(tps.iter_rows(named=True))
-    records = int(tps["records"].sum())
-    batches = int(tps["batches"].sum())
-    lines = int(tps["lines"].sum())
-    first = tps["first_seen"].min()
-    last = tps["last_seen"].max()
+    records = loss["expired_records"]
+    batches = loss["expired_batches"]
+    lines = loss["expired_log_records"]
+    first = loss["expired_first"]
+    last = loss["expired_last"]
     e_min = float(tps["elapsed_ms_min"].min())
     e_max = float(tps["elapsed_ms_max"].max())
     legacy = bool(tps["legacy"].any())
@@ -92,7 +95,7 @@ def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.Data
     who = (f"Producer {safe(clients[0])} in {safe(path)}" if len(clients) == 1 else f"The producer in {safe(path)}")
 
     story = (
-        f"{who} expired {ko.plural(records, 'record')} in {ko.plural(batches, 'batch', 'batches')} on "
+        f"{who} expired {ko.lost_text(records, batches)} on "
         f"{ko.plural(len(names), 'partition')} ({shown}) between {fmt_time(first)} and {fmt_time(last)}; each batch "
         f"{assess}. These records were NOT delivered to Kafka: unless the application re-sent them, they are lost."
     )
@@ -128,7 +131,7 @@ def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.Data
             )
             conf += 0.25
             reasons.append(
-                f"+ the same client logged {ko.plural(ep['failed_connections'] + ep['auth_failures'], 'failed connection')} to node "
+                f"+ the same client logged {ko.connection_failures(ep)} to node "
                 f"{ep['node']} while these batches waited ({fmt_time(ep['from'])} → {fmt_time(ep['to'])})"
             )
             ruled_out.append(
@@ -190,13 +193,15 @@ def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.Data
 
     kev = m.kev.filter(pl.col("path") == path)
     count = lambda *evs: int(kev.filter(pl.col("event").is_in(list(evs))).height)  # noqa: E731
-    bx = kev.filter(pl.col("event") == "buffer_exhausted")
-    if bx.height == 0:
+    runs = m.runs.filter(pl.col("path") == path)
+    mine = runs.filter(pl.col("ep") == ep["ep"]) if ep is not None else runs.clear()
+    if runs.height == 0:
         ruled_out.append("Producer overload: no buffer exhaustion (BufferExhaustedException) in this file")
-    elif ep is not None and bx["ts"].min() > ep["from"]:
+    elif mine.height and mine["first_seen"].min() is not None and mine["first_seen"].min() > ep["from"]:
         ruled_out.append(
-            f"Producer overload as the origin: the buffer ran out only from {fmt_time(bx['ts'].min())}, after the trouble "
-            f"began at {fmt_time(ep['from'])} — a consequence of the drain problem (see kafka.buffer-exhausted)"
+            f"Producer overload as the origin: the buffer ran out only from {fmt_time(mine['first_seen'].min())} "
+            f"(send() failed {ko.plural(loss['failed_sends'], 'time')}), after the trouble began at {fmt_time(ep['from'])} — "
+            "a consequence of the drain problem (see kafka.buffer-exhausted)"
         )
     if not count("metadata_wait_timeout", "topic_authorization_failed", "metadata_invalid_topics"):
         ruled_out.append("A missing topic or ACL: no 'not present in metadata' timeouts, authorization failures or invalid topics")
@@ -220,25 +225,32 @@ def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.Data
             evid.append(ko.quote(r["last_row"], EXPIRY_TEXT, f"last expiry of {r['topic_partition']}"))
     evid.sort(key=lambda e: (e.ts is None, e.ts, e.line))
 
+    client = ep.get("client") if ep else None
     subjects = [
         {
             "topic_partition": r["topic_partition"],
-            "topic": r["topic"],
-            "partition": r["partition"],
             "records": r["records"],
             "batches": r["batches"],
-            "log_records": r["lines"],
             "first_seen": r["first_seen"],
             "last_seen": r["last_seen"],
-            "elapsed_ms_min": r["elapsed_ms_min"],
-            "elapsed_ms_max": r["elapsed_ms_max"],
             "path": path,
-            "client_id": r["client_id"] or (ep.get("client") if ep else None),
+            "client_id": r["client_id"] or client,
             "node": ep.get("node") if ep else None,
-            "node_named_by_retries": r["named_match"],
         }
         for r in subjects_rows
     ]
+    by_partition = {
+        r["topic_partition"]: {
+            "topic": r["topic"],
+            "partition": r["partition"],
+            "log_records": r["lines"],
+            "elapsed_ms_min": r["elapsed_ms_min"],
+            "elapsed_ms_max": r["elapsed_ms_max"],
+            "node_named_by_retries": r["named_match"],
+            "batch_list": list(r["batch_list"]),
+        }
+        for r in subjects_rows
+    }
     cause_txt = "" if ep is None else f" — {ko.node_label(ep)} {'unreachable' if ep['kind'] == 'broker-unreachable' else 'in trouble'}"
     title = f"{ko.plural(records, 'record')} expired undelivered on {ko.plural(len(names), 'partition')} ({safe(path)}){cause_txt}"
     return Finding(
@@ -266,7 +278,8 @@ def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.Data
             "delivery_timeout_ms_at_most": None if legacy else e_min,
             "default_delivery_timeout_ms": ko.DEFAULT_DELIVERY_TIMEOUT_MS,
             "pre_2_1_texts": legacy,
-            "batch_list": {r["topic_partition"]: list(r["batch_list"]) for r in subjects_rows},
+            "failed_sends": loss["failed_sends"],
+            "by_partition": by_partition,
         },
     )
 

@@ -23,6 +23,14 @@ The model, built from the events table with Polars (no loop over events):
              before it expired and was still going when it was created (``SLACK`` tolerance);
              among several, the one whose node the retries named for that partition, then the one
              with failed connections, then the busiest.
+  runs       buffer exhaustions (failed send()s) of one file with no gap longer than ``EPISODE_GAP``.
+             A run belongs to the latest episode of its file (and client, when known) that started
+             at or before its first exhaustion and was still going within max.block.ms (+ ``SLACK``)
+             of it.
+  loss       per (file, episode or none): the expired records / batches linked to it and the failed
+             send()s of the runs linked to it. Every finding that states such a number takes it from
+             here (``loss_of``), so kafka.broker-unreachable, kafka.delivery-timeout and
+             kafka.buffer-exhausted cannot disagree about the same outage.
 """
 
 from __future__ import annotations
@@ -43,6 +51,7 @@ RECOVERY_QUIET = dt.timedelta(minutes=1)  # the file goes on this long without t
 SHORT_BLIP = dt.timedelta(seconds=10)
 DEFAULT_DELIVERY_TIMEOUT_MS = 120_000  # since 2.1 (KIP-91)
 MAX_MS = 30 * 86_400_000  # numbers beyond this in a log line are not durations we compute with
+DEFAULT_MAX_BLOCK_MS = 60_000
 
 UNREACHABLE = ("connection_failed", "connect_error", "node_connect_timeout", "auth_terminated")
 DROPPED = ("node_request_timeout", "request_cancelled")
@@ -69,6 +78,8 @@ class Model:
     trouble: pl.DataFrame  # trouble lines with their episode id (ep)
     episodes: pl.DataFrame  # one row per episode
     batches: pl.DataFrame  # one row per expired-batch cluster, with the linked episode (ep, may be null)
+    runs: pl.DataFrame  # one row per run of buffer exhaustions, with the linked episode (ep, may be null)
+    loss: dict  # (path, ep or None) -> expired records / batches and failed sends linked to it (see loss_of)
 
 
 def kafka_events(ctx: Context) -> pl.DataFrame:
@@ -97,7 +108,8 @@ def build(ctx: Context) -> Model | None:
             batches = _link(batches, episodes, trouble)
         else:
             batches = batches.with_columns(ep=pl.lit(None, dtype=pl.Int64), named_match=pl.lit(False))
-        model = Model(kev, trouble, episodes, batches)
+        runs = _runs(kev, episodes)
+        model = Model(kev, trouble, episodes, batches, runs, _loss(batches, runs))
     _last = (ctx.events, model)
     return model
 
@@ -252,6 +264,115 @@ def _link(batches: pl.DataFrame, eps: pl.DataFrame, tr: pl.DataFrame) -> pl.Data
     return batches.join(cand, on="batch", how="left").with_columns(pl.col("named_match").fill_null(False))
 
 
+def _runs(kev: pl.DataFrame, eps: pl.DataFrame) -> pl.DataFrame:
+    """Runs of buffer exhaustions per file, each linked to the drain problem that filled the buffer."""
+    bx = kev.filter(pl.col("event") == "buffer_exhausted")
+    first = pl.int_range(pl.len()).over("path") == 0
+    gap = pl.col("ts").diff().over("path")
+    bx = bx.sort(["path", "ts", "line"], nulls_last=True).with_columns(
+        run=(first | (gap > EPISODE_GAP).fill_null(False)).cum_sum().cast(pl.Int64)
+    )
+    runs = (
+        bx.group_by("run", maintain_order=True)
+        .agg(
+            pl.col("path").first(),
+            count=pl.len(),
+            first_seen=pl.col("ts").min(),
+            last_seen=pl.col("ts").max(),
+            max_block_ms=pl.col("max_block_ms").drop_nulls().mode().sort().first(),
+            max_block_values=pl.col("max_block_ms").drop_nulls().unique().sort(),
+            exception=pl.col("exception").drop_nulls().mode().sort().first(),
+            buffer_memory=pl.col("total_bytes").max(),
+            available_min=pl.col("available_bytes").min(),
+            request_bytes=pl.col("bytes").max(),
+            client=pl.col("client").drop_nulls().first(),
+            first_row=pl.struct(*QUOTE_COLS).first(),
+            last_row=pl.struct(*QUOTE_COLS).last(),
+        )
+        .with_columns(
+            block=pl.duration(milliseconds=pl.col("max_block_ms").fill_null(DEFAULT_MAX_BLOCK_MS).clip(0, MAX_MS).cast(pl.Int64))
+        )
+    )
+    if runs.height == 0 or eps.height == 0:
+        return runs.with_columns(ep=pl.lit(None, dtype=pl.Int64)).sort(["first_seen", "path"], nulls_last=True)
+    cand = (
+        runs.select("run", "path", "client", "first_seen", "block")
+        .join(eps.select("ep", "path", ep_client="client", ep_from="from", ep_to="to",
+                         ep_failed="failed_connections", ep_lines="lines"), on="path", how="inner")
+        .filter(
+            (pl.col("client").is_null() | (pl.col("client") == pl.col("ep_client")))
+            & (pl.col("ep_from") <= pl.col("first_seen"))
+            & (pl.col("ep_to") >= pl.col("first_seen") - pl.col("block") - SLACK)
+        )
+        .sort(["run", "ep_from", "ep_failed", "ep_lines"], descending=[False, True, True, True])
+        .group_by("run", maintain_order=True)
+        .agg(pl.col("ep").first())
+    )
+    return runs.join(cand, on="run", how="left").sort(["first_seen", "path"], nulls_last=True)
+
+
+def _loss(batches: pl.DataFrame, runs: pl.DataFrame) -> dict:
+    """(path, ep or None) -> what was lost while it lasted: the one computation behind every
+    'N records in M batches expired' and 'send() failed K times' of the Kafka findings."""
+    out: dict = {}
+
+    def slot(path: str, ep) -> dict:
+        key = (path, None if ep is None else int(ep))
+        return out.setdefault(key, {"expired_records": 0, "expired_batches": 0, "expired_log_records": 0,
+                                    "expired_partitions": [], "expired_first": None, "expired_last": None,
+                                    "failed_sends": 0, "exhaustion_runs": 0})
+
+    if batches.height:
+        per = batches.group_by(["path", "ep"]).agg(
+            records=pl.col("total_records").sum(),
+            batches=pl.col("batches").sum(),
+            lines=pl.col("lines").sum(),
+            tps=pl.col("topic_partition").unique().sort(),
+            first=pl.col("first_seen").min(),
+            last=pl.col("last_seen").max(),
+        )
+        for r in per.iter_rows(named=True):
+            d = slot(r["path"], r["ep"])
+            d.update(expired_records=int(r["records"]), expired_batches=int(r["batches"]), expired_log_records=int(r["lines"]),
+                     expired_partitions=list(r["tps"]), expired_first=r["first"], expired_last=r["last"])
+    if runs.height:
+        per = runs.group_by(["path", "ep"]).agg(n=pl.col("count").sum(), k=pl.len())
+        for r in per.iter_rows(named=True):
+            d = slot(r["path"], r["ep"])
+            d.update(failed_sends=int(r["n"]), exhaustion_runs=int(r["k"]))
+    return out
+
+
+def loss_of(m: Model, path: str, ep: int | None) -> dict:
+    """What was lost in ``path`` during episode ``ep`` (None: expiries / exhaustions linked to no
+    episode): expired_records, expired_batches, expired_log_records, expired_partitions,
+    expired_first / expired_last, failed_sends (buffer exhaustions), exhaustion_runs."""
+    d = m.loss.get((path, None if ep is None else int(ep)))
+    if d is None:
+        d = {"expired_records": 0, "expired_batches": 0, "expired_log_records": 0, "expired_partitions": [],
+             "expired_first": None, "expired_last": None, "failed_sends": 0, "exhaustion_runs": 0}
+    return dict(d)
+
+
+def unlinked_expiries(m: Model, path: str, since: dt.datetime, until: dt.datetime) -> dict:
+    """The expired batches of ``path`` linked to no episode that were first logged between
+    ``since`` and ``until``: a stated subset of ``loss_of(m, path, None)``."""
+    b = m.batches.filter(
+        (pl.col("path") == path) & pl.col("ep").is_null() & (pl.col("first_seen") >= since) & (pl.col("first_seen") <= until)
+    )
+    return {
+        "expired_records": int(b["total_records"].sum()) if b.height else 0,
+        "expired_batches": int(b["batches"].sum()) if b.height else 0,
+        "expired_first": b["first_seen"].min() if b.height else None,
+        "expired_last": b["last_seen"].max() if b.height else None,
+    }
+
+
+def lost_text(records: int, batches: int) -> str:
+    """'209 records in 8 batches': the one wording of an expiry total, used by every finding."""
+    return f"{plural(records, 'record')} in {plural(batches, 'batch', 'batches')}"
+
+
 # ----------------------------------------------------------------------------- shared prose / evidence
 
 
@@ -293,6 +414,16 @@ def retry_summary(ep: dict) -> str:
 
 def plural(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def connection_failures(ep: dict) -> str:
+    """The failed connections of an episode, in the words episode_facts uses for them."""
+    parts = []
+    if ep["failed_connections"] or not ep.get("auth_failures"):
+        parts.append(plural(ep["failed_connections"], "failed connection attempt"))
+    if ep.get("auth_failures"):
+        parts.append(plural(ep["auth_failures"], "connection") + " terminated during authentication")
+    return " and ".join(parts)
 
 
 def episode_facts(ep: dict) -> str:
@@ -375,14 +506,21 @@ def file_end(ctx: Context, path: str) -> dt.datetime | None:
     return rep.last_ts if rep is not None else None
 
 
-def recovered(ctx: Context, ep: dict) -> tuple[bool, str]:
+def quiet_after(ctx: Context, ep: dict) -> float | None:
+    """Seconds the file goes on after the episode's last trouble line (None: the log's end is unknown)."""
     end = file_end(ctx, ep["path"])
     if end is None:
+        return None
+    return round(max(0.0, (end - ep["to"]).total_seconds()), 3)
+
+
+def recovered(ctx: Context, ep: dict) -> tuple[bool, str]:
+    quiet = quiet_after(ctx, ep)
+    if quiet is None:
         return False, "the log's end is unknown"
-    quiet = end - ep["to"]
-    if quiet >= RECOVERY_QUIET:
-        return True, f"no trouble logged in the {fmt_duration(quiet.total_seconds())} the log goes on after {fmt_time(ep['to'])}"
-    return False, f"the log ends {fmt_duration(max(0.0, quiet.total_seconds()))} after the last trouble line: it may still be going on"
+    if quiet >= RECOVERY_QUIET.total_seconds():
+        return True, f"no trouble logged in the {fmt_duration(quiet)} the log goes on after {fmt_time(ep['to'])}"
+    return False, f"the log ends {fmt_duration(quiet)} after the last trouble line: it may still be going on"
 
 
 def same_node_elsewhere(m: Model, ep: dict) -> list[dict]:
@@ -409,27 +547,11 @@ def run(ctx: Context) -> list[Finding]:
     if m is None or m.episodes.height == 0:
         return []
     eps = m.episodes.filter(pl.col("kind") != "produce-errors")
-    if eps.height == 0:
-        return []
-    lost = (
-        m.batches.filter(pl.col("ep").is_not_null())
-        .group_by("ep").agg(expired_records=pl.col("total_records").sum(), expired_batches=pl.col("batches").sum(),
-                            expired_tps=pl.col("topic_partition").unique().sort())
-    )
-    bx = m.kev.filter(pl.col("event") == "buffer_exhausted").select("path", bx_ts="ts", bx_block="max_block_ms")
-    buffer = (
-        eps.select("ep", "path", "from", "to").join(bx, on="path", how="inner")
-        .filter((pl.col("bx_ts") >= pl.col("from")) & (pl.col("bx_ts") <= pl.col("to") + pl.duration(milliseconds=pl.col("bx_block").fill_null(60000).clip(0, MAX_MS)) + SLACK))
-        .group_by("ep").agg(buffer_exhausted=pl.len())
-    )
-    eps = (
-        eps.join(lost, on="ep", how="left").join(buffer, on="ep", how="left")
-        .with_columns(pl.col("expired_records", "expired_batches", "buffer_exhausted").fill_null(0))
-    )
-    return [_finding(ctx, m, ep) for ep in eps.iter_rows(named=True)]
+    return [_finding(ctx, m, ep, loss_of(m, ep["path"], ep["ep"])) for ep in eps.iter_rows(named=True)]
 
 
-def _finding(ctx: Context, m: Model, ep: dict) -> Finding:
+def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
+    expired, expired_batches, failed_sends = loss["expired_records"], loss["expired_batches"], loss["failed_sends"]
     unreachable = ep["kind"] == "broker-unreachable"
     span = fmt_duration(ep["duration_s"])
     ok, recovery = recovered(ctx, ep)
@@ -437,7 +559,7 @@ def _finding(ctx: Context, m: Model, ep: dict) -> Finding:
     who = client_label(ep)
     what = node_label(ep)
 
-    if ep["expired_records"] or ep["buffer_exhausted"]:
+    if expired or failed_sends:
         severity = "high"
     elif unreachable and (ep["duration_s"] >= SHORT_BLIP.total_seconds() or not ok):
         severity = "medium"
@@ -461,14 +583,14 @@ def _finding(ctx: Context, m: Model, ep: dict) -> Finding:
             f"{fmt_time(ep['from'])} to {fmt_time(ep['to'])} ({span}): {facts}. No connection attempt failed: the broker was "
             "up but slow, overloaded or restarting, or something on the path cut long requests."
         )
-    if ep["expired_records"]:
+    if expired:
         story += (
-            f" While it lasted the producer could not drain its batches: {ep['expired_records']} records in "
-            f"{ep['expired_batches']} batches expired undelivered (see kafka.delivery-timeout)."
+            f" While it lasted the producer could not drain its batches: {lost_text(expired, expired_batches)} "
+            "expired undelivered (see kafka.delivery-timeout)."
         )
-    if ep["buffer_exhausted"]:
-        story += f" The accumulator filled up and send() failed {ep['buffer_exhausted']} times (see kafka.buffer-exhausted)."
-    if not ep["expired_records"] and not ep["buffer_exhausted"]:
+    if failed_sends:
+        story += f" The accumulator filled up and send() failed {plural(failed_sends, 'time')} (see kafka.buffer-exhausted)."
+    if not expired and not failed_sends:
         story += " Nothing expired and no send() failed on this client: Kafka's retries covered it" + (
             f"; {recovery}." if ok else f", but {recovery}."
         )
@@ -483,7 +605,7 @@ def _finding(ctx: Context, m: Model, ep: dict) -> Finding:
     reasons = []
     if unreachable:
         conf += 0.2
-        reasons.append(f"+ Kafka's own NetworkClient logged {plural(ep['failed_connections'] + ep['auth_failures'], 'failed connection')} to node {ep['node']}")
+        reasons.append(f"+ Kafka's own NetworkClient logged {connection_failures(ep)} to node {ep['node']}")
     else:
         conf += 0.1
         reasons.append(f"+ node {ep['node']} dropped connections or timed requests out, but no connection attempt failed")
@@ -547,19 +669,11 @@ def _finding(ctx: Context, m: Model, ep: dict) -> Finding:
         "path": ep["path"],
         "client_id": ep.get("client"),
         "node": ep.get("node"),
-        "host": ep.get("host"),
         "address": ep.get("address"),
-        "from": ep["from"],
-        "to": ep["to"],
-        "duration_s": ep["duration_s"],
+        "duration_s": ep["duration_s"],  # the window itself is the finding's first_seen / last_seen (and cause.from / cause.to)
         "failed_connections": ep["failed_connections"],
-        "disconnects": ep["disconnects"],
-        "request_timeouts": ep["request_timeouts"],
-        "cancelled_requests": ep["cancelled_requests"],
-        "retries": ep["retries"],
-        "metadata_refreshes": ep["invalid_metadata"] + ep["metadata_errors"] + ep["rebootstraps"],
-        "expired_records": ep["expired_records"],
-        "buffer_exhausted": ep["buffer_exhausted"],
+        "expired_records": expired,
+        "buffer_exhausted": failed_sends,
         "recovered": ok,
     }
     return Finding(
@@ -578,7 +692,14 @@ def _finding(ctx: Context, m: Model, ep: dict) -> Finding:
         references=list(REFERENCES),
         ruled_out=ruled_out,
         details={
+            "host": ep.get("host"),
+            "disconnects": ep["disconnects"],
+            "request_timeouts": ep["request_timeouts"],
+            "cancelled_requests": ep["cancelled_requests"],
+            "auth_failures": ep["auth_failures"],
+            "retries": ep["retries"],
             "retries_by_error": {x["error"]: x["n"] for x in (ep.get("retries_by_error") or [])},
+            "metadata_refreshes": ep["invalid_metadata"] + ep["metadata_errors"] + ep["rebootstraps"],
             "metadata_errors": ep["metadata_errors"],
             "invalid_metadata": ep["invalid_metadata"],
             "rebootstraps": ep["rebootstraps"],
@@ -586,6 +707,9 @@ def _finding(ctx: Context, m: Model, ep: dict) -> Finding:
             "partitions_named_by_retries": list(ep.get("named_tps") or []),
             "node_window": {"from": ep.get("node_from"), "to": ep.get("node_to")},
             "recovery": recovery,
+            "quiet_after_s": quiet_after(ctx, ep),
+            "expired_batches": expired_batches,
+            "expired_partitions": loss["expired_partitions"],
             "same_node_elsewhere": [{"path": o["path"], "client_id": o["client"], "from": o["from"], "to": o["to"]} for o in others],
         },
     )
