@@ -282,13 +282,17 @@ def analyze(
 
 def _emit_report(result, fmt: "AnalyzeFormat", output: Path | None, title: str = "Incident analysis") -> None:
     from logsleuth.render import json_report, markdown, report
-    from logsleuth.render.console import stdout_console
+    from logsleuth.render.console import is_terminal, stdout_console
 
     if fmt == AnalyzeFormat.terminal and output is None:
         report.terminal(result, stdout_console())
         return
     if fmt == AnalyzeFormat.json:
         body = json_report.dumps(result)
+        if output is None and is_terminal():  # no raw bidi/C1 controls on a terminal
+            import json as _json
+
+            body = _json.dumps(_json.loads(body), indent=2, ensure_ascii=True) + "\n"
     elif fmt == AnalyzeFormat.markdown:
         image = None
         if output is not None:

@@ -87,7 +87,9 @@ def histogram(events: pl.DataFrame, top: int = 12, target: int = 60) -> Histogra
 
 
 def around(events: pl.DataFrame, center: dt.datetime, window: dt.timedelta) -> pl.DataFrame:
-    return events.filter(pl.col("ts").is_between(center - window, center + window))
+    lo = center - window if center - dt.datetime.min.replace(tzinfo=center.tzinfo) > window else dt.datetime.min.replace(tzinfo=center.tzinfo)
+    hi = center + window if dt.datetime.max.replace(tzinfo=center.tzinfo) - center > window else dt.datetime.max.replace(tzinfo=center.tzinfo)
+    return events.filter(pl.col("ts").is_between(lo, hi))
 
 
 def parse_duration(text: str) -> dt.timedelta:
@@ -97,4 +99,7 @@ def parse_duration(text: str) -> dt.timedelta:
         raise LogsleuthError(f"cannot read the duration {text!r} (use e.g. 30s, 5m, 2h)")
     unit = m.group("unit").lower()
     key = "ms" if unit == "ms" else unit[0]
-    return dt.timedelta(seconds=float(m.group("n")) * _UNIT_SECONDS[key])
+    try:
+        return dt.timedelta(seconds=float(m.group("n")) * _UNIT_SECONDS[key])
+    except OverflowError:
+        raise LogsleuthError(f"the duration {text!r} is out of range") from None
