@@ -25,7 +25,7 @@ from logsleuth.sources import CHUNK_BYTES, ReadStats, Source, read_lines
 from logsleuth.timeparse import FileClock, iso_utc, local_zone
 
 Select = Callable[[], pl.Expr]
-COVERAGE_EVERY = 20  # every 20th record's time and level is kept for coverage (gaps, levels)
+COVERAGE_EVERY = 100  # every 100th record's time and level is kept for coverage (gaps, levels)
 
 
 @dataclass
@@ -137,6 +137,10 @@ def read_source(
     parts: list[pl.DataFrame] = []
     rparts: list[pl.DataFrame] = []
     cparts: list[pl.DataFrame] = []  # coverage sample: time and level only
+    line_parts: list[pl.DataFrame] = []  # lines of the records to parse at the end
+    naive_parts: list[pl.DataFrame] = []
+    wanted_parts: list[pl.Series] = []
+    same_text = False
 
     def handle(lines: pl.DataFrame) -> None:
         nonlocal rid_base
@@ -161,19 +165,28 @@ def read_source(
             rparts.append(compact(reduce(every)))
             cparts.append(compact(every.filter(sampled).select(time_cols)))
             rec = every.filter(pl.col("_selected") | edge)
-        elif select is not None:
-            cov = lines.filter(pl.col("rid").is_in(lines.filter(pl.col("is_start") & sampled)["rid"].implode()))
-            if cov.height:
-                cparts.append(compact(assemble(cov, det.layout, clock, naive).select(time_cols)))
-            edge = pl.col("rid").is_in([rid_base, rid_base + n_starts - 1])
-            wanted = lines.filter(pl.col("_sel")).select("rid").unique()
-            sub = lines.filter(pl.col("rid").is_in(wanted["rid"].implode()) | edge)
-            rec = assemble(sub, det.layout, clock, naive)
-            rec = rec.with_columns(_selected=pl.col("rid").is_in(wanted["rid"].implode()))
         else:
-            rec = assemble(lines, det.layout, clock, naive).with_columns(_selected=pl.lit(True))
+            # keep the lines of the selected records (and the first and last of the chunk, and
+            # every COVERAGE_EVERY-th record for coverage): they are parsed once, at the end
+            if select is not None:
+                wanted = lines.filter(pl.col("_sel")).select("rid").unique()["rid"]
+                wanted_parts.append(wanted)
+                keep = pl.col("rid").is_in(wanted.implode()) | pl.col("rid").is_in([rid_base, rid_base + n_starts - 1]) | sampled
+                kept = lines.filter(keep)
+            else:
+                kept = lines
+            cols = ["line", "raw", "text", "env_ts", "env_level", "env_logger", "env_host", "is_start", "rid"]
+            if same_text:  # no envelope: raw and text are one buffer; copy it once
+                kept = compact(kept.select([c for c in cols if c != "raw"])).with_columns(raw=pl.col("text"))
+            else:
+                kept = compact(kept.select(cols))
+            line_parts.append(kept)
+            if naive is not None:
+                naive_parts.append(naive.join(kept.select("rid").unique(), on="rid", how="semi") if select is not None else naive)
+            rid_base += n_starts
+            return
         rid_base += n_starts
-        parts.append(compact(rec) if select is not None else rec)
+        parts.append(compact(rec))
 
     total = src.path.stat().st_size if src.path is not None and src.path.is_file() else None
     for frame in read_lines(src, stats, opts.chunk_bytes):
@@ -190,6 +203,7 @@ def read_source(
             report.runner_up = det.runner_up.id if det.runner_up else None
             report.runner_up_rate = det.runner_rate
             report.layout_forced = det.forced
+        same_text = det.envelope.is_none and not det.envelope.ansi
         lines = envelopes.unwrap(frame, det.envelope)
         # one pass, so Polars runs these expressions in parallel
         per_line = {"is_start": start_expr(det.layout) | (pl.col("line") == 1)}
@@ -208,6 +222,17 @@ def read_source(
     if clock is None:  # empty input
         stats.note("empty input: no lines")
         return _empty_records(), report
+    if line_parts:  # one parse of every kept record, whatever the number of chunks
+        assert det is not None
+        naive_all = pl.concat(naive_parts) if naive_parts else None
+        rec = assemble(pl.concat(line_parts, how="vertical_relaxed"), det.layout, clock, naive_all)
+        if select is not None:
+            wanted_all = pl.concat(wanted_parts) if wanted_parts else pl.Series("rid", [], dtype=pl.Int64)
+            rec = rec.with_columns(_selected=pl.col("rid").is_in(wanted_all.implode()))
+            cparts.append(rec.filter(pl.col("rid") % COVERAGE_EVERY == 0).select("_ts_aware", "_ts_naive", "env_ts", "level"))
+        else:
+            rec = rec.with_columns(_selected=pl.lit(True))
+        parts.append(rec)
     recs = pl.concat(parts, how="vertical_relaxed") if parts else _empty_records().with_columns(_selected=pl.lit(True))
     recs = clock.finalize(recs)
     if rparts:
