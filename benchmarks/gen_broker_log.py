@@ -134,7 +134,7 @@ def main() -> None:
     if not a.lines and not a.size:
         a.lines = 1_500_000
     a.out.parent.mkdir(parents=True, exist_ok=True)
-    with (gzip.open(a.out, "wb", compresslevel=1, mtime=0) if a.gzip else open(a.out, "wb")) as fh:
+    with (gzip.GzipFile(a.out, "wb", compresslevel=1, mtime=0) if a.gzip else open(a.out, "wb")) as fh:
         n, b = generate(fh, a.lines, a.size, a.layout, a.seed, a.event_rate)
     print(f"{a.out}: {n:,} lines, {b / 1e6:.1f} MB of text", file=sys.stderr)
 

@@ -61,46 +61,29 @@ def rss_of(cmd: str) -> int:
     return 0
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--lines", type=int, default=1_500_000)
-    ap.add_argument("--size", help="generate by size instead (e.g. 3G)")
-    ap.add_argument("--layout", choices=["iso", "time"], default="iso")
-    ap.add_argument("--gzip", action="store_true")
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--data", type=Path, default=HERE / "data")
-    a = ap.parse_args()
-
-    tag = (a.size or f"{a.lines // 1000}k") + ("-time" if a.layout == "time" else "") + "-v2"
-    path = a.data / (f"broker-{tag}.log" + (".gz" if a.gzip else ""))
-    if not path.exists():
-        gen = [sys.executable, str(HERE / "gen_broker_log.py"), "--out", str(path), "--layout", a.layout]
-        gen += ["--size", a.size] if a.size else ["--lines", str(a.lines)]
-        if a.gzip:
-            gen.append("--gzip")
-        subprocess.run(gen, check=True)
-    lits = a.data / "literals.txt"
-    lits.write_text("\n".join(literals()) + "\n")
-    lines = int(subprocess.run(f"{'zcat' if a.gzip else 'cat'} {path} | wc -l", shell=True, capture_output=True, text=True).stdout)
-    size = path.stat().st_size
-
+def scenario(title: str, target: str, lines: int, size: int, gz: bool, runs: int, lits: Path, warmup: bool = True) -> list[str]:
+    """Time every tool on one input (a file or a directory); return markdown lines."""
     exe = f"{sys.executable} -m logsleuth"
-    cat = "zcat" if a.gzip else "cat"
+    is_dir = Path(target).is_dir()
+    files = f"{target}/*" if is_dir else target
     tools = {
-        "logsleuth events": f"{exe} events {path} --tz UTC --format grep",
-        "logsleuth analyze": f"{exe} analyze {path} --tz UTC --format json",
+        "logsleuth analyze": f"{exe} analyze {target} --tz UTC --format json",
+        "logsleuth events": f"{exe} events {target} --tz UTC --format grep",
     }
     if shutil.which("rg"):
-        tools["rg -c -F (same literals)"] = f"rg {'-z ' if a.gzip else ''}-c -F -f {lits} {path}"
-    tools["grep -c -F (same literals)"] = (f"zcat {path} | grep -c -F -f {lits}" if a.gzip else f"grep -c -F -f {lits} {path}")
+        tools["rg -c -F (same literals)"] = f"rg {'-z ' if gz else ''}-c -F -f {lits} {target}"
+    if gz:
+        tools["zcat + grep -c -F"] = f"zcat {target} | grep -c -F -f {lits}"
+    else:
+        tools["grep -c -F (same literals)"] = f"grep {'-r ' if is_dir else ''}-c -F -f {lits} {target}"
     if shutil.which("lnav"):
-        tools["lnav -n count(*)"] = f"{cat} {path} | lnav -n -c ';SELECT count(*) FROM all_logs'" if a.gzip else f"lnav -n -c ';SELECT count(*) FROM all_logs' {path}"
-
+        tools["lnav -n count(*)"] = (f"zcat {target} | lnav -n -c ';SELECT count(*) FROM all_logs'" if gz else f"lnav -n -c ';SELECT count(*) FROM all_logs' {files}")
     names = list(tools)
     times: dict[str, list[float]] = {n: [] for n in names}
-    for n in names:  # warm-up
-        run_once(tools[n])
-    for r in range(a.runs):
+    if warmup:
+        for n in names:
+            run_once(tools[n])
+    for r in range(runs):
         order = names[r % len(names):] + names[: r % len(names)]
         for n in order:
             wall, _, code = run_once(tools[n])
@@ -108,14 +91,91 @@ def main() -> None:
                 print(f"warning: {n} exited {code}", file=sys.stderr)
             times[n].append(wall)
     rss = {n: rss_of(tools[n]) for n in names}
-    base = statistics.median(times["logsleuth events"])
-    print(f"\nfile: {path.name}: {lines:,} lines, {size / 1e6:,.0f} MB{' (gzip)' if a.gzip else ''}; "
-          f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; runs: {a.runs}\n")
-    print("| tool | wall (median) | lines/s | peak RSS | time vs logsleuth events |")
-    print("|---|---:|---:|---:|---:|")
+    base = statistics.median(times["logsleuth analyze"])
+    out = [f"**{title}** — {lines:,} lines, {size / 1e6:,.0f} MB on disk; median of {runs} run(s) after a warm-up", ""]
+    out.append("| tool | wall | lines/s | peak RSS | wall vs logsleuth analyze |")
+    out.append("|---|---:|---:|---:|---:|")
     for n in names:
         m = statistics.median(times[n])
-        print(f"| {n} | {m:.2f} s | {lines / m / 1e6:.2f} M | {rss[n] / 1024:.0f} MB | {m / base:.2f}× |")
+        out.append(f"| {n} | {m:.2f} s | {lines / m / 1e6:.2f} M | {rss[n] / 1024:.0f} MB | {m / base:.2f}× |")
+    return out + [""]
+
+
+def count_lines(target: str, gz: bool) -> int:
+    if Path(target).is_dir():
+        return sum(int(subprocess.run(["wc", "-l", str(f)], capture_output=True, text=True).stdout.split()[0]) for f in sorted(Path(target).iterdir()))
+    cmd = f"{'zcat' if gz else 'cat'} {target} | wc -l"
+    return int(subprocess.run(cmd, shell=True, capture_output=True, text=True).stdout)
+
+
+def size_of(target: str) -> int:
+    p = Path(target)
+    return sum(f.stat().st_size for f in p.iterdir()) if p.is_dir() else p.stat().st_size
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--lines", type=int, default=1_500_000)
+    ap.add_argument("--size", help="generate by size instead (e.g. 3G)")
+    ap.add_argument("--layout", choices=["iso", "time"], default="iso")
+    ap.add_argument("--gzip", action="store_true")
+    ap.add_argument("--clients", type=int, help="instead: this many client log files (60k lines each)")
+    ap.add_argument("--all", action="store_true", help="the published set: 1.5M lines, 3 GB, 3 GB gzipped, 50 client files")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--data", type=Path, default=HERE / "data")
+    a = ap.parse_args()
+    a.data.mkdir(parents=True, exist_ok=True)
+    lits = a.data / "literals.txt"
+    lits.write_text("\n".join(literals()) + "\n")
+
+    def broker(size: str | None, lines: int, gz: bool, layout: str = "iso") -> str:
+        tag = (size or f"{lines // 1000}k") + ("-time" if layout == "time" else "") + "-v2"
+        path = a.data / (f"broker-{tag}.log" + (".gz" if gz else ""))
+        plain = a.data / f"broker-{tag}.log"
+        if gz and not path.exists() and plain.exists():  # the same content, compressed (gzip -1, no name/time)
+            subprocess.run(f"gzip -1 -n -c {plain} > {path}", shell=True, check=True)
+        if not path.exists():
+            gen = [sys.executable, str(HERE / "gen_broker_log.py"), "--out", str(path), "--layout", layout]
+            gen += ["--size", size] if size else ["--lines", str(lines)]
+            if gz:
+                gen.append("--gzip")
+            subprocess.run(gen, check=True)
+        return str(path)
+
+    def clients(n: int) -> str:
+        d = a.data / f"clients-{n}"
+        if not d.exists():
+            subprocess.run([sys.executable, str(HERE / "gen_client_logs.py"), "--files", str(n), "--out", str(d)], check=True)
+        return str(d)
+
+    plan = []
+    if a.all:
+        plan = [
+            ("(1) broker log, 1.5M lines", broker(None, 1_500_000, False), False, a.runs),
+            ("(a) broker log, 3 GB, incident buried in the middle", broker("3G", 0, False), False, max(1, a.runs // 2)),
+            ("(b) the same, gzipped", broker("3G", 0, True), True, 1),
+            ("(c) 50 client logs (Kafka producer, Spring Boot layout)", clients(50), False, a.runs),
+        ]
+    elif a.clients:
+        plan = [(f"{a.clients} client logs", clients(a.clients), False, a.runs)]
+    else:
+        plan = [(f"broker log ({a.size or a.lines})", broker(a.size, a.lines, a.gzip, a.layout), a.gzip, a.runs)]
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+          f"{platform.system()} {platform.release()}; rg {_version('rg')}, grep {_version('grep')}, lnav {_version('lnav')}\n")
+    for title, target, gz, runs in plan:
+        for line in scenario(title, target, count_lines(target, gz), size_of(target), gz, runs, lits):
+            print(line, flush=True)
+
+
+def _version(tool: str) -> str:
+    if not shutil.which(tool):
+        return "not installed"
+    flag = "-V" if tool == "lnav" else "--version"
+    try:
+        out = subprocess.run([tool, flag], capture_output=True, text=True, timeout=10).stdout.split("\n")[0]
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+    return out.split()[-1] if out else "?"
 
 
 if __name__ == "__main__":
