@@ -47,7 +47,7 @@ def _python_handles_sigint() -> None:
 
 _python_handles_sigint()
 
-CHUNK_BYTES = 8 * 1024 * 1024
+CHUNK_BYTES = int(os.environ.get("LOGSLEUTH_CHUNK_BYTES", 8 * 1024 * 1024))  # env: tests provoke chunk seams
 _READ_BLOCK = 1024 * 1024
 
 COMPRESSION_MAGIC = [
@@ -371,10 +371,9 @@ def _plain_file_chunks(fh: BinaryIO, size: int, stats: ReadStats, chunk_bytes: i
             more = fh.read(min(chunk_bytes, size - pos - len(data)))
             if not more:
                 break
-            nl = more.find(b"\n")
             data += more
-            if nl >= 0:
-                cut = len(data) - len(more) + nl
+            if b"\n" in more:
+                cut = data.rfind(b"\n")  # the last newline: the tail is one unfinished line
         if cut < 0:
             stats.bytes_read = stats.bytes_text = pos + len(data)
             yield data, 0

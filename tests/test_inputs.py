@@ -252,3 +252,43 @@ def test_long_single_line(cli, tmp_path):
     p = write(tmp_path / "long.log", big.encode())
     (inp,) = inspect_json(cli, p)
     assert inp["lines"] == 2 and inp["records"] == 2
+
+
+def test_chunk_seams_change_nothing(cli, tmp_path):
+    """Every input read in 3 KB chunks (so records, stack traces and a line longer than a chunk all
+    straddle chunk seams) gives the same counts, events and findings as the default 8 MB chunks."""
+    import shutil
+
+    from conftest import SAMPLES
+
+    d = tmp_path / "logs"
+    shutil.copytree(SAMPLES / "pulsar-incident", d)
+    shutil.copy(SAMPLES / "kafka-outage" / "orders-producer.log", d / "orders-producer.log")
+    body = ("10:11:19.004 [main] INFO  a.B - " + "y" * 20000 + "\n" + "\n".join(PULSAR) + "\n") * 3
+    write(d / "broker-long-2024-05-02.log", body.encode())
+
+    def outcome(env):
+        r = cli("analyze", "--tz", "UTC", d, "--format", "json", env=env)
+        assert r.code == 0, r
+        doc = r.json()
+        ins = [{k: i[k] for k in ("path", "lines", "records", "lines_in_records", "events", "first_ts", "last_ts")} for i in doc["inputs"]]
+        found = [(f["id"], f["root_cause"], [(s.get("path"), s.get("attempts")) for s in f.get("subjects", [])]) for f in doc["findings"]]
+        return doc["summary"], ins, found
+
+    small = outcome({"LOGSLEUTH_CHUNK_BYTES": "3000"})
+    assert small == outcome({})
+    assert small[0]["findings"] >= 3 and small[0]["events"] > 1000
+    long_in = next(i for i in small[1] if i["path"].endswith("broker-long-2024-05-02.log"))
+    assert long_in["lines"] == 3 * (1 + len(PULSAR))
+
+
+def test_json_error_key_is_read_on_every_line(cli, tmp_path):
+    """An 'error' key that first appears after the lines sampled for detection is still joined to
+    the message (a zap logger adds it only to failures)."""
+    rows = [{"level": "info", "ts": 1714644931.0 + i, "msg": f"produced batch {i}"} for i in range(800)]
+    rows.append({"level": "error", "ts": 1714645800.5, "msg": "Failed to connect to broker kafka-2:9092", "error": "dial tcp 10.0.0.7:9092: i/o timeout"})
+    p = write(tmp_path / "app.json", ("\n".join(json.dumps(r) for r in rows) + "\n").encode())
+    r = cli("events", p, "-f", "ndjson")
+    assert r.code == 0, r
+    (e,) = [json.loads(x) for x in r.out.splitlines()]
+    assert (e["line"], e["address"], e["error"]) == (801, "kafka-2:9092", "dial tcp 10.0.0.7:9092: i/o timeout")
