@@ -23,6 +23,7 @@ from logsleuth.errors import LogsleuthError
 from logsleuth.layouts.datefmt import TimeSpec
 
 ROLLOVER_BACKWARDS = 3 * 3600  # seconds: a jump back larger than this in a time-only log is midnight
+MIDNIGHT_SLACK = 600  # seconds: a line just before midnight right after one just after it was logged out of order
 PROVISIONAL = dt.date(2000, 1, 1)
 _FILENAME_DATE = re.compile(r"(?<!\d)(20\d{2}|19\d{2})[-_.]?(0[1-9]|1[0-2])[-_.]?(0[1-9]|[12]\d|3[01])(?!\d)")
 
@@ -183,8 +184,11 @@ class FileClock:
         prev = pl.col("_s").forward_fill().shift(1)
         if self.last_tod is not None:
             prev = prev.fill_null(self.last_tod)
-        back = ((prev - pl.col("_s")) > ROLLOVER_BACKWARDS).fill_null(False)
-        f = f.with_columns(_day=(back.cum_sum() + self.day).cast(pl.Int64))
+        back = ((prev - pl.col("_s")) > ROLLOVER_BACKWARDS).fill_null(False).cast(pl.Int64)
+        # threads log a few ms out of order: 23:59:59.990, 00:00:00.001, 23:59:59.999 is one rollover,
+        # the third line belongs to the day before
+        ahead = ((prev < MIDNIGHT_SLACK) & (pl.col("_s") > 86400 - MIDNIGHT_SLACK)).fill_null(False).cast(pl.Int64)
+        f = f.with_columns(_day=((back - ahead).cum_sum() + self.day).cast(pl.Int64))
         f = f.with_columns(
             _ts_naive=pl.when(pl.col("_tod").is_not_null()).then(
                 pl.lit(dt.datetime.combine(PROVISIONAL, dt.time())).cast(pl.Datetime("us"))
@@ -196,7 +200,7 @@ class FileClock:
         if last[0] is not None:
             self.last_tod = float(last[0])
         if last[1] is not None:
-            self.rollovers += int(last[1]) - self.day
+            self.rollovers += max(0, int(last[1]) - self.day)
             self.day = int(last[1])
         return f.drop("_s", "_day")
 
@@ -242,7 +246,12 @@ class FileClock:
         shift = self.shift_days()
         if shift:
             naive = naive + pl.duration(days=shift)
-        localized = naive.dt.replace_time_zone(zone, ambiguous="earliest", non_existent="null").dt.convert_time_zone("UTC")
+        localized = naive.dt.replace_time_zone(zone, ambiguous="earliest", non_existent="null")
+        # a stamp inside the hour skipped in spring: the clock had not jumped yet, which is the same
+        # instant as one hour later on the jumped clock
+        localized = pl.coalesce(
+            localized, (naive + pl.duration(hours=1)).dt.replace_time_zone(zone, ambiguous="earliest", non_existent="null")
+        ).dt.convert_time_zone("UTC")
         # a stamp with its own offset first; then the envelope's (docker/CRI/JSON: full date, UTC),
         # which beats a zone-less or time-only inner stamp that depends on --tz / --date guesses
         ts = pl.coalesce(pl.col("_ts_aware"), pl.col("env_ts"), localized)

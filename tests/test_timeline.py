@@ -155,3 +155,37 @@ def test_finding_says_when_the_client_log_does_not_cover_the_window(cli, tmp_pat
     full = cli("analyze", "--tz", "UTC", SAMPLES / "pulsar-incident", "--format", "json").json()
     f_full = next(x for x in full["findings"] if x["id"] == f["id"] and x["cause"]["bundle"] == f["cause"]["bundle"])
     assert f["confidence"] < f_full["confidence"]
+
+
+def test_lines_out_of_order_across_midnight_are_one_rollover(cli, tmp_path):
+    # two threads write a few ms out of order as midnight passes; a time-only log must not
+    # count three rollovers (and put the last lines two days later) for that
+    stamps = ["23:59:59.990", "00:00:00.001", "23:59:59.999", "00:00:00.005", "00:00:07.000"]
+    p = tmp_path / "broker-2024-03-09.log"
+    p.write_text("".join(
+        f"{s} [pulsar-io-1-{i % 2}] INFO  org.apache.pulsar.broker.service.ServerCnx - [/10.0.0.5:{4001 + i}][persistent://public/default/t{i}] Creating producer. producerId={i}\n"
+        for i, s in enumerate(stamps)
+    ))
+    r = cli("events", "--tz", "UTC", p, "-f", "ndjson")
+    assert r.code == 0, r
+    got = {json.loads(x)["line"]: json.loads(x)["ts"] for x in r.out.splitlines()}
+    assert got == {
+        1: "2024-03-09T23:59:59.990Z", 2: "2024-03-10T00:00:00.001Z", 3: "2024-03-09T23:59:59.999Z",
+        4: "2024-03-10T00:00:00.005Z", 5: "2024-03-10T00:00:07.000Z",
+    }
+    doc = cli("analyze", "--tz", "UTC", p, "-f", "json").json()
+    assert doc["inputs"][0]["midnight_rollovers"] == 1
+
+
+def test_stamp_in_the_skipped_spring_hour_keeps_its_time(cli, tmp_path):
+    # Berlin jumps 02:00 -> 03:00 on 2024-03-31; a zone-less 02:30 was written before the clock jumped
+    body = "".join(
+        f"2024-03-31 {hm}:00,000 [main] INFO  org.apache.pulsar.broker.service.ServerCnx - [/10.0.0.5:{4000 + i}][persistent://public/default/a] Creating producer. producerId={i}\n"
+        for i, hm in enumerate(["01:59", "02:30", "03:01"])
+    )
+    p = tmp_path / "broker.log"
+    p.write_text(body)
+    r = cli("events", "--tz", "Europe/Berlin", p, "-f", "ndjson")
+    assert r.code == 0, r
+    got = {json.loads(x)["line"]: json.loads(x)["ts"] for x in r.out.splitlines()}
+    assert got == {1: "2024-03-31T00:59:00.000Z", 2: "2024-03-31T01:30:00.000Z", 3: "2024-03-31T01:01:00.000Z"}
