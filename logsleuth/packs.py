@@ -231,6 +231,14 @@ def _abbrev(seg: str) -> str:
 # ----------------------------------------------------------------------------- loading
 
 
+def _line_end(regex: str) -> str:
+    """A final ``$`` means the end of the logged line, not of the record: a record may carry
+    continuation lines (a stack trace, an unprefixed stdout line), and ``.`` stops at a newline."""
+    if regex.endswith("$") and not regex.endswith("\\$"):
+        return regex[:-1] + "(?m:$)"
+    return regex
+
+
 def _err(where: str, what: str) -> PackError:
     return PackError(f"{where}: {what}")
 
@@ -284,7 +292,7 @@ def _pattern(entry: dict, pack: Pack, where: str, vocabulary: dict[str, Field]) 
     severity = entry.get("severity", "info")
     if severity not in SEVERITIES:
         raise _err(where, f"severity must be one of {', '.join(SEVERITIES)}")
-    regex = entry["regex"]
+    regex = _line_end(entry["regex"])
     groups = tuple(dict.fromkeys(re.findall(r"\(\?P?<([A-Za-z_][A-Za-z0-9_]*)>", regex)))
     for g in groups:
         if g not in vocabulary:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from logsleuth.packcheck import check_pattern_samples
@@ -124,3 +126,21 @@ def test_patterns_list_show_test(cli, tmp_path):
     assert r.code == 1
     r = cli("patterns", "fields")
     assert r.code == 0 and "producer_id" in r.out and "int" in r.out
+
+
+def test_final_dollar_ends_the_logged_line_not_the_record(cli, tmp_path):
+    # a pattern ending in '$' must still match when the record carries a stack trace after that line
+    p = tmp_path / "client.log"
+    p.write_text(
+        "2023-09-12T07:31:00.100+00:00  WARN 1 --- [orders] [r-client-io-1-1] o.a.pulsar.client.impl.ProducerImpl      : "
+        "[persistent://tenant/ns/events] [orders-0] Failed to create producer: Producer with id persistent://tenant/ns/events is already present on the connection\n"
+        "org.apache.pulsar.client.api.PulsarClientException$ProducerBusyException: Producer with id persistent://tenant/ns/events is already present on the connection\n"
+        "\tat org.apache.pulsar.client.impl.ClientCnx.getPulsarClientException(ClientCnx.java:1003)\n"
+        "\tat org.apache.pulsar.client.impl.ClientCnx.handleError(ClientCnx.java:609)\n"
+        "2023-09-12T07:31:01.100+00:00  INFO 1 --- [orders] [r-client-io-1-1] o.a.pulsar.client.impl.ConnectionPool      : done\n"
+    )
+    r = cli("events", p, "-f", "ndjson")
+    assert r.code == 0, r
+    (e,) = [json.loads(x) for x in r.out.splitlines()]
+    assert (e["event"], e["line"], e["line_end"]) == ("client_producer_create_failed", 1, 4)
+    assert e["error"] == "Producer with id persistent://tenant/ns/events is already present on the connection"
