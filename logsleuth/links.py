@@ -5,7 +5,8 @@ client's own lines name the same socket as their *local* address (``[id: 0x…, 
 - R:broker/10.0.0.12:6650]`` in ``Created producer on cnx``, ``Disconnected``, ...). Equal
 addresses are the same connection (*exact*). A client log that shows some other local port of the
 same IP is the same host (*same host*), which is how a broker connection the client never printed
-is still traced to a file.
+is still traced to a file — but only when one client log shows that IP (several services on one
+host would make it a guess).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class Links:
     def __init__(self, events: pl.DataFrame):
         self.exact: dict[str, Link] = {}
         self.hosts: dict[str, Link] = {}
+        self._host_paths: dict[str, set[str]] = {}
         if events.height == 0 or "local_address" not in events.columns:
             return
         local = events.filter(pl.col("local_address").is_not_null()).select("path", "line", "local_address").unique(
@@ -46,6 +48,7 @@ class Links:
             ip = _ip(addr)
             if ip:
                 self.hosts.setdefault(ip, Link(path, "same host", line))
+                self._host_paths.setdefault(ip, set()).add(path)
 
     def client_of(self, connection: str | None) -> Link | None:
         """The client log that made this broker-side connection, if the logs tell."""
@@ -55,7 +58,9 @@ class Links:
         if conn in self.exact:
             return self.exact[conn]
         ip = _ip(conn)
-        return self.hosts.get(ip) if ip else None
+        if not ip or len(self._host_paths.get(ip, ())) != 1:  # several logs from that host: ambiguous
+            return None
+        return self.hosts.get(ip)
 
     def connections_of(self, client_path: str) -> set[str]:
         return {c for c, link in self.exact.items() if link.client_path == client_path}

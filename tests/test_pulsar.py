@@ -160,3 +160,58 @@ def test_other_layout_era_and_transient_only(cli, tmp_path):
     )
     r = cli("analyze", q, "--format", "json")
     assert r.code == 0 and not dangling(r.json())
+
+
+def _reject(t: str) -> str:
+    return f"2023-09-12T{t}+0000 [pulsar-io-4-2] WARN  org.apache.pulsar.broker.service.ServerCnx - [/10.2.0.5:40001][5] Producer with id persistent://tenant/ns/events is already present on the connection\n"
+
+
+def _created(t: str) -> str:
+    return (f"2023-09-12T{t}+0000 [pulsar-io-4-2] INFO  org.apache.pulsar.broker.service.ServerCnx - [/10.2.0.5:40001] Created new producer: "
+            "Producer{topic=PersistentTopic{topic=persistent://tenant/ns/events}, client=/10.2.0.5:40001, producerName=p-1, producerId=5}\n")
+
+
+def test_each_stretch_of_rejections_is_judged_on_its_own(cli, tmp_path):
+    # three short clashes of the same producer id, each cleared within a second by a re-creation:
+    # over ten minutes they add up to 6 rejections, but none of them is a stuck producer
+    bursts = []
+    for minute in ("07:31", "07:35", "07:40"):
+        bursts += [_reject(f"{minute}:00,000"), _reject(f"{minute}:00,300"), _created(f"{minute}:00,600")]
+    p = tmp_path / "broker.log"
+    p.write_text("".join(bursts))
+    r = cli("analyze", p, "--format", "json")
+    assert r.code == 0 and not dangling(r.json()), r.out
+    # the same history followed by a stretch that never clears: only that stretch is reported,
+    # counted from its own first rejection, and the earlier recoveries are not taken for its end
+    stuck = [_reject(f"07:{m}:00,000") for m in range(45, 55)]
+    p.write_text("".join(bursts + stuck))
+    r = cli("analyze", p, "--format", "json")
+    (f,) = dangling(r.json())
+    (s,) = f["subjects"]
+    assert s["attempts"] == 10 and s["still_stuck"] is True
+    assert s["first_seen"].startswith("2023-09-12T07:45:00")
+    # no 'Creating producer' and no ownership warning in this log: the root cause must not claim them
+    assert "ownership check" not in f["root_cause"] and "does not show the creation that dangled" in f["root_cause"]
+
+
+def _client_created(t: str, port: int, name: str) -> str:
+    return (f"2023-09-12T{t}+00:00  INFO 1 --- [{name}] [r-client-io-1-1] o.a.pulsar.client.impl.ProducerImpl      : "
+            f"[persistent://tenant/ns/other] [{name}-0] Created producer on cnx [id: 0x0000abcd, L:/10.2.0.5:{port} - R:broker-1/10.0.0.11:6650]\n")
+
+
+def test_client_is_named_only_when_the_logs_tell(cli, tmp_path):
+    broker = tmp_path / "broker.log"
+    broker.write_text(ISO_BROKER + "".join(_reject(f"07:{m}:00,000") for m in range(31, 37)))
+    one = tmp_path / "client-one.log"
+    one.write_text(_client_created("07:20:00.000", 51000, "one"))
+    # one client log on that host: the stuck connection's other port on the same IP links it
+    (f,) = dangling(cli("analyze", broker, one, "--format", "json").json())
+    (s,) = f["subjects"]
+    assert s["client"].endswith("client-one.log") and s["client_link"] == "same host"
+    # two client logs from the same host (two services on one node): which one made the connection
+    # is a guess, so none is named
+    two = tmp_path / "client-two.log"
+    two.write_text(_client_created("07:21:00.000", 52000, "two"))
+    (f,) = dangling(cli("analyze", broker, one, two, "--format", "json").json())
+    (s,) = f["subjects"]
+    assert s["client"] is None and s["client_link"] is None

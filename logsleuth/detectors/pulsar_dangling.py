@@ -29,6 +29,7 @@ OWNERSHIP_WINDOW = (dt.timedelta(seconds=-5), dt.timedelta(seconds=15))
 UNLOAD_BEFORE = dt.timedelta(minutes=3)
 UNLOAD_AFTER = dt.timedelta(seconds=30)
 KEY = ["path", "connection", "producer_id"]
+RUN = "_run"  # one stretch of rejections of one KEY, between re-creations / connection closes
 
 REFERENCES = [
     "apache/pulsar#6416: producers fail to create after a topic is scheduled onto a previously used broker",
@@ -51,8 +52,24 @@ def run(ctx: Context) -> list[Finding]:
     present = ev.filter(pl.col("event") == "producer_already_present")
     if present.height == 0:
         return []
+    # one key can be stuck, recover (re-created, or its connection closed) and clash again later:
+    # each stretch between such resets is judged on its own
+    present = present.sort("ts").with_columns(_pid=pl.col("producer_id").fill_null(-1))
+    made = ev.filter(pl.col("event") == "producer_created").select(
+        "path", "connection", _pid=pl.col("producer_id").fill_null(-1), ts="ts", _made=pl.col("ts")
+    ).sort("ts")
+    shut = ev.filter(pl.col("event") == "connection_closed").select("path", "connection", ts="ts", _shut=pl.col("ts")).sort("ts")
+    if made.height:
+        present = present.join_asof(made, on="ts", by=["path", "connection", "_pid"], strategy="backward")
+    else:
+        present = present.with_columns(_made=pl.lit(None, dtype=pl.Datetime("us", "UTC")))
+    if shut.height:
+        present = present.join_asof(shut, on="ts", by=["path", "connection"], strategy="backward")
+    else:
+        present = present.with_columns(_shut=pl.lit(None, dtype=pl.Datetime("us", "UTC")))
+    present = present.drop("_pid")
     groups = (
-        present.group_by(["path", "connection", "producer_id"], maintain_order=True)
+        present.group_by(["path", "connection", "producer_id", "_made", "_shut"], maintain_order=True)
         .agg(
             topic=pl.col("topic").drop_nulls().first(),
             first=pl.col("ts").min(),
@@ -62,22 +79,24 @@ def run(ctx: Context) -> list[Finding]:
             last_row=pl.struct(pl.all()).sort_by("ts").last(),
         )
         .with_columns(span_s=(pl.col("last") - pl.col("first")).dt.total_milliseconds() / 1000.0)
+        .drop("_made", "_shut")
+        .with_row_index(RUN)
     )
     # recovery: "Created new producer" for the same key after the rejections began,
     # or the connection closed (the client reconnected or restarted)
     created = ev.filter(pl.col("event") == "producer_created").select(*KEY, c_ts="ts", c_line="line")
     recovered = (
-        groups.select(*KEY, "first").join(created, on=KEY, how="inner", nulls_equal=True)
+        groups.select(RUN, *KEY, "first").join(created, on=KEY, how="inner", nulls_equal=True)
         .filter(pl.col("c_ts") >= pl.col("first"))
-        .group_by(KEY).agg(recovered_at=pl.col("c_ts").min())
+        .group_by(RUN).agg(recovered_at=pl.col("c_ts").min())
     )
     closed = ev.filter(pl.col("event") == "connection_closed").select("path", "connection", x_ts="ts")
     released = (
-        groups.select(*KEY, "last").join(closed, on=["path", "connection"], how="inner")
+        groups.select(RUN, "path", "connection", "last").join(closed, on=["path", "connection"], how="inner")
         .filter(pl.col("x_ts") >= pl.col("last"))
-        .group_by(KEY).agg(released_at=pl.col("x_ts").min())
+        .group_by(RUN).agg(released_at=pl.col("x_ts").min())
     )
-    groups = groups.join(recovered, on=KEY, how="left", nulls_equal=True).join(released, on=KEY, how="left", nulls_equal=True)
+    groups = groups.join(recovered, on=RUN, how="left").join(released, on=RUN, how="left")
     is_stuck = ((pl.col("attempts") >= MIN_ATTEMPTS) & (pl.col("span_s") >= MIN_SPAN_S)) | (pl.col("attempts") >= MANY_ATTEMPTS)
     stuck = groups.filter(is_stuck)
     transient = groups.filter(~is_stuck)
@@ -105,21 +124,21 @@ def _link_dangling(ev: pl.DataFrame, stuck: pl.DataFrame) -> pl.DataFrame:
         *KEY, cr_ts="ts", cr_line="line", cr_row=pl.struct(pl.all())
     )
     done = ev.filter(pl.col("event").is_in(["producer_created", "producer_add_failed"])).select(*KEY, d_ts="ts")
-    cands = stuck.select(*KEY, "first").join(creating, on=KEY, how="inner", nulls_equal=True).filter(pl.col("cr_ts") <= pl.col("first"))
+    cands = stuck.select(RUN, *KEY, "first").join(creating, on=KEY, how="inner", nulls_equal=True).filter(pl.col("cr_ts") <= pl.col("first"))
     finished = (
         cands.join(done, on=KEY, how="inner", nulls_equal=True)
         .filter((pl.col("d_ts") >= pl.col("cr_ts")) & (pl.col("d_ts") <= pl.col("first")))
-        .select(*KEY, "cr_ts").unique()
+        .select(RUN, "cr_ts").unique()
     )
     dangling = (
-        cands.join(finished, on=[*KEY, "cr_ts"], how="anti", nulls_equal=True)
+        cands.join(finished, on=[RUN, "cr_ts"], how="anti")
         .sort("cr_ts")
-        .group_by(KEY).agg(creating=pl.col("cr_row").last(), creating_ts=pl.col("cr_ts").last())
+        .group_by(RUN).agg(creating=pl.col("cr_row").last(), creating_ts=pl.col("cr_ts").last())
     )
-    out = stuck.join(dangling, on=KEY, how="left", nulls_equal=True)
+    out = stuck.join(dangling, on=RUN, how="left")
     warn = ev.filter(pl.col("event") == "bundle_not_served").select("path", "topic", w_ts="ts", w_row=pl.struct(pl.all()))
     near = (
-        out.select(*KEY, "topic", "creating_ts").filter(pl.col("creating_ts").is_not_null())
+        out.select(RUN, "path", "topic", "creating_ts").filter(pl.col("creating_ts").is_not_null())
         .join(warn, on=["path", "topic"], how="inner")
         .filter(
             (pl.col("w_ts") >= pl.col("creating_ts") + OWNERSHIP_WINDOW[0])
@@ -127,9 +146,9 @@ def _link_dangling(ev: pl.DataFrame, stuck: pl.DataFrame) -> pl.DataFrame:
         )
         .with_columns(d=(pl.col("w_ts") - pl.col("creating_ts")).abs())
         .sort("d")
-        .group_by(KEY).agg(ownership=pl.col("w_row").first())
+        .group_by(RUN).agg(ownership=pl.col("w_row").first())
     )
-    return out.join(near, on=KEY, how="left", nulls_equal=True)
+    return out.join(near, on=RUN, how="left")
 
 
 def _unload_for(ev: pl.DataFrame, s: dict) -> dict | None:
@@ -215,10 +234,12 @@ def _client_links(ctx: Context, ev: pl.DataFrame, s: dict) -> tuple[list[dict], 
     )
     if link is not None:
         fails = fails.filter(pl.col("path") == link.client_path)
+    elif fails.select(pl.col("path").n_unique()).item() > 1:  # several clients saw it: no guess
+        fails = fails.clear()
     if fails.height:
         out += rows(fails.sort("ts").head(1))
     client = link.client_path if link else (out[-1]["path"] if out else None)
-    how = link.how if link else ("same topic" if out else None)
+    how = link.how if link else ("the only client rejected on this topic" if out else None)
     return out, client, how
 
 
@@ -332,12 +353,24 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
             f"the reconnect of {who} reached {safe(where[0])} while it was giving the bundle up. "
         )
     else:
-        story = f"On {safe(', '.join(where))}, {who} "
+        story = f"On {safe(', '.join(where))}, {who} kept being rejected. "
+    if have_creating:
+        mechanism = (
+            ("Its 'Creating producer' ran into the namespace ownership check ('Namespace bundle for topic (…) not served by this instance'), "
+             if have_owner else "Its 'Creating producer' was never answered with 'Created new producer' or 'Failed to add producer': ")
+            + "on Pulsar 2.4–2.5.1 an exception there (the ownership check throws one during an unload) escapes "
+            "ServerCnx.handleProducer, so the producer's creation future never completed. "
+        )
+    else:
+        mechanism = (
+            "The broker log does not show the creation that dangled (no unanswered 'Creating producer' before the first "
+            "rejection: INFO lines missing, or the log starts later), but a producer id refused on one connection while other "
+            "producers register is the mark of a creation future that never completed. "
+        )
     root = (
         story
-        + "Its 'Creating producer' ran into the namespace ownership check ('Namespace bundle for topic (…) not served by this instance'), "
-        "which on Pulsar 2.4–2.5.1 throws a RuntimeException that ServerCnx.handleProducer does not catch, so the producer's "
-        "creation future never completed. From then on every retry of that producer on the same connection was rejected with "
+        + mechanism
+        + "From then on every retry of that producer on the same connection was rejected with "
         "'Producer with id … is already present on the connection'"
         + (f"; {still} of {n} were still being rejected when the log ends." if still else "; it stopped only when the connection was closed or the producer re-created.")
         + (f" Other producers of the same unload recovered normally ({other})." if other else "")
@@ -369,7 +402,7 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
            else f"these rejections lasted {', '.join(sorted({x['stuck_for'] for x in subjects}))} ({n} producers).")
     ]
     if transient.height:
-        for t in rows(transient.filter(pl.col("path").is_in(where) | True).head(3)):
+        for t in rows(transient.head(3)):
             ruled.append(
                 f"{safe(t['path'])}: {int(t['attempts'])} 'already present' for producer {t['producer_id']} on {safe(t['connection'])} "
                 f"cleared in {fmt_duration(t['span_s'])}" + (" with 'Created new producer'" if t["recovered_at"] else "") + ": transient, not this bug."
