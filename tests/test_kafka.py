@@ -696,3 +696,28 @@ def test_buffer_without_a_cause_states_which_expiries_it_counts(tmp_path):
     assert "8 records in 2 batches with no logged cause expired in this file between 2024-05-02 10:10:00 UTC and 2024-05-02 10:16:30 UTC" in rc
     assert "from 10.0 min before the first failed send to the last one" in rc
     assert "(of the 19 records in 4 batches with no logged cause in this file)" in rc
+
+
+def test_json_log_evidence_points_at_the_json_line(cli, tmp_path):
+    """The same outage logged as JSON (logstash encoder: the exception in 'stack_trace'): one file line
+    holds several message lines, so the evidence must quote the JSON line itself, not a line below it."""
+    head = re.compile(r"^\[(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d),(\d{3})\] (\w+) (.*) \(([\w.$]+)\)$")
+    out: list[dict] = []
+    for line in (OUTAGE / "orders-producer.log").read_text().splitlines():
+        m = head.match(line)
+        if m:
+            out.append({"@timestamp": f"{m[1]}T{m[2]}.{m[3]}Z", "level": m[4], "logger_name": m[6], "message": m[5]})
+        else:
+            out[-1]["stack_trace"] = (out[-1].get("stack_trace", "") + "\n" + line).lstrip("\n")
+    p = tmp_path / "orders-producer.json"
+    p.write_text("".join(json.dumps(o) + "\n" for o in out))
+    r = cli("analyze", p, "--format", "json")
+    assert r.code == 0, r
+    doc = r.json()
+    ids = {f["id"] for f in doc["findings"]}
+    assert {"kafka.delivery-timeout", "kafka.broker-unreachable"} <= ids, ids
+    lines = p.read_text().splitlines()
+    quoted = [e for f in doc["findings"] for e in f["evidence"] if "expired batch" in e.get("note", "")]
+    assert quoted
+    for e in quoted:
+        assert e["line"] <= len(lines) and "Expiring" in lines[e["line"] - 1], e

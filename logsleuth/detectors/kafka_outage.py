@@ -61,7 +61,7 @@ RETRY_EVENTS = ("produce_retry", "produce_invalid_metadata")
 METADATA_EVENTS = ("metadata_error", "rebootstrap")
 TROUBLE = NODE_EVENTS + RETRY_EVENTS + METADATA_EVENTS
 NOT_LEADER = ("NOT_LEADER_OR_FOLLOWER", "NOT_LEADER_FOR_PARTITION")
-QUOTE_COLS = ("path", "line", "ts", "raw", "msg")  # what evidence() / quote() read from a row
+QUOTE_COLS = ("path", "line", "line_end", "ts", "raw", "msg")  # what evidence() / quote() read from a row
 
 REFERENCES = [
     "KIP-91 (Kafka 2.1): delivery.timeout.ms bounds the time a record may wait for delivery; default 120000 ms",
@@ -381,9 +381,12 @@ def quote(row: dict, needle: str, note: str = "") -> Evidence:
     continuation line (a ``Caused by:``, the exception line) where the Kafka text actually is."""
     msg = row.get("msg") or ""
     lines = msg.split("\n")
+    spans_lines = row.get("line_end") is not None and int(row["line_end"]) > int(row["line"])
     for i, text in enumerate(lines):
         if re.search(needle, text):
-            if i == 0:
+            # the i-th message line is the i-th file line only when the record spans file lines
+            # (a JSON envelope's stack trace is one file line holding several message lines)
+            if i == 0 or not spans_lines or int(row["line"]) + i > int(row["line_end"]):
                 return evidence(row, note)
             return Evidence(path=row["path"], line=int(row["line"]) + i, text=text.rstrip(), ts=row.get("ts"), note=note)
     return evidence(row, note)
