@@ -135,7 +135,9 @@ def read_options(tz: list[str] | None, date: list[str] | None, layout: str | Non
     if layout and layout_pattern:
         raise LogsleuthError("give --layout or --layout-pattern, not both")
     from logsleuth.render.progress import for_terminal
+    from logsleuth.sources import _python_handles_sigint
 
+    _python_handles_sigint()  # again: anything Polars set up since its import must not swallow Ctrl-C
     opts.progress = for_terminal()
     if opts.progress is not None:
         import atexit

@@ -1,6 +1,6 @@
 """Coverage: which time each input really covers, where it has gaps, and which levels it holds.
 
-Built from the times and levels of a sample of every input's records (every 20th record, plus the
+Built from the times and levels of a sample of every input's records (every 100th record, plus the
 first and last; all of them for ``inspect``) and from its events. Detectors ask it whether a key
 window is covered by the log that should show it, and lower their confidence when it is not.
 """
@@ -15,7 +15,7 @@ import polars as pl
 from logsleuth.reader import InputReport
 
 MIN_GAP = dt.timedelta(minutes=5)
-GAP_FACTOR = 50  # a gap is longer than MIN_GAP and than 50x the file's typical spacing of samples
+GAP_FACTOR = 10  # a gap is longer than MIN_GAP and than 10x the typical spacing of samples (~1000 records)
 
 
 @dataclass

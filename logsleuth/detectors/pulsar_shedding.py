@@ -44,12 +44,16 @@ def run(ctx: Context) -> list[Finding]:
         resource = None
         if at.height:
             last = at.sort("usage_pct", descending=True, nulls_last=True).row(0, named=True)  # the highest usage it logged
-            u, th = last["usage_pct"], last["threshold_pct"]
+            u, th, avg = last["usage_pct"], last["threshold_pct"], last.get("average_pct")
             if u is not None and u <= 1.0 and (th is None or th <= 1.0):
                 u = u * 100  # 2.x prints fractions followed by '%'
                 th = th * 100 if th is not None else None
+                avg = avg * 100 if avg is not None else None
             resource, _ = _resource(last["detail"])
-            usage_txt = f"{u:.0f}%" + (f" > threshold {th:.0f}%" if th is not None else "")
+            if avg is not None and th is not None:  # ThresholdShedder: over the cluster average by more than the threshold
+                usage_txt = f"{u:.0f}% > average {avg:.0f}% + threshold {th:.0f}%"
+            else:
+                usage_txt = f"{u:.0f}%" + (f" > threshold {th:.0f}%" if th is not None else "")
         bundles = sorted({r["bundle"] for r in grp_rows})
         frequent = len(times) >= 3 and cadence is not None and cadence < FREQUENT.total_seconds()
         sev = "low" if frequent else "info"

@@ -26,6 +26,8 @@ from statistics import median
 
 import polars as pl
 
+from logsleuth.errors import LogsleuthError
+
 from logsleuth.detectors.base import Context, Detector, evidence, safe
 from logsleuth.detectors.sarama_config import DEFAULTS
 from logsleuth.findings import Finding
@@ -192,7 +194,7 @@ def _lines(ctx: Context, path: str, ev: pl.DataFrame) -> pl.DataFrame:
     )
     try:
         recs = ctx.records(path).select("line", "ts", "msg", "raw", "logger")
-    except (ValueError, OSError):  # stdin cannot be read twice: the sarama lines alone
+    except (ValueError, OSError, LogsleuthError):  # stdin, or an events directory without its logs: the sarama lines alone
         recs = ev.select("line", "ts", "msg", "raw", "logger").unique("line", keep="first").sort("line")
     df = recs.join(per_line, on="line", how="left").sort("line")
     internal = pl.col("events").list.eval(pl.element().is_in(list(ERROR_TEXT_EVENTS)).not_()).list.any().fill_null(False)
