@@ -254,6 +254,9 @@ def analyze(
     from logsleuth.packs import load_packs
     from logsleuth.render.console import is_terminal
 
+    from logsleuth.detectors import check_names
+
+    check_names(detector)
     opts = read_options(tz, date, layout, layout_pattern)
     packs = load_packs(patterns)
     det_opts: dict = {}

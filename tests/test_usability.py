@@ -66,6 +66,11 @@ def test_unknown_event_or_system_is_an_error_not_silence(cli):
     assert r.code == 2 and "no pattern emits such an event" in r.err
     r = cli("events", KAFKA, "--system", "kafak")
     assert r.code == 2 and "unknown" in r.err
+    # a mistyped detector would otherwise be an all-clear that keeps a --fail-on job green forever
+    r = cli("analyze", KAFKA, "-d", "kafka.delivery-timout", "--fail-on", "high")
+    assert r.code == 2 and "no detector 'kafka.delivery-timout'" in r.err and len(r.err.strip().splitlines()) == 1
+    r = cli("analyze", "--tz", "UTC", KAFKA, "-d", "kafka.delivery*", "--format", "json")
+    assert r.code == 0 and {f["id"] for f in r.json()["findings"]} == {"kafka.delivery-timeout"}
 
 
 def test_envelope_time_beats_a_time_only_stamp(cli, tmp_path):

@@ -7,6 +7,7 @@ import importlib
 import pkgutil
 
 from logsleuth.detectors.base import Context, Detector
+from logsleuth.errors import LogsleuthError
 from logsleuth.findings import Finding, rank
 
 
@@ -22,10 +23,25 @@ def all_detectors() -> list[Detector]:
     return found
 
 
+def _chosen(det: Detector, only: list[str]) -> bool:
+    return det.id in only or any(det.id.startswith(o.rstrip("*")) for o in only if o.endswith("*"))
+
+
+def check_names(only: list[str] | None) -> None:
+    """A --detector name that selects nothing is a mistake, not an all-clear."""
+    if not only:
+        return
+    dets = all_detectors()
+    for o in only:
+        if not any(_chosen(d, [o]) for d in dets):
+            known = ", ".join(d.id for d in dets)
+            raise LogsleuthError(f"no detector '{o}' (known: {known}; a prefix needs a trailing *)")
+
+
 def run_all(ctx: Context, only: list[str] | None = None) -> list[Finding]:
     findings: list[Finding] = []
     for det in all_detectors():
-        if only and det.id not in only and not any(det.id.startswith(o.rstrip("*")) for o in only if o.endswith("*")):
+        if only and not _chosen(det, only):
             continue
         findings.extend(det.run(ctx))
     return rank(findings)
