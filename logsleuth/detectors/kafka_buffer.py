@@ -75,6 +75,7 @@ def run(ctx: Context) -> list[Finding]:
 
 def _finding(m: ko.Model, r: dict, ep: dict | None, loss: dict, scope: str | None) -> Finding:
     path = r["path"]
+    legacy = ko.pre_2_1(m, path)  # a client older than 2.1: no delivery.timeout.ms
     n = loss["failed_sends"] if scope == "cause" else r["count"]  # the same number kafka.broker-unreachable states
     expired, expired_batches = loss["expired_records"], loss["expired_batches"]
     mb = r["max_block_ms"]
@@ -161,8 +162,14 @@ def _finding(m: ko.Model, r: dict, ep: dict | None, loss: dict, scope: str | Non
         "and leaves the retry to the application.",
         "batch.size and linger.ms: larger batches (and a few ms of linger) use the buffer more efficiently and cut "
         "requests, at the cost of latency; a batch.size far above the record rate per partition wastes buffer memory.",
-        "delivery.timeout.ms: how long a record may stay in the buffer before it expires; lowering it frees memory "
-        "sooner during an outage but expires more records (must stay ≥ linger.ms + request.timeout.ms).",
+        (
+            "request.timeout.ms: this client is older than 2.1 (its texts say so), so there is no delivery.timeout.ms; a "
+            "batch expires once it has waited longer than request.timeout.ms (default 30000 ms) in the buffer. Lowering "
+            "it frees memory sooner during an outage but expires more records (and times produce requests out sooner)."
+            if legacy else
+            "delivery.timeout.ms: how long a record may stay in the buffer before it expires; lowering it frees memory "
+            "sooner during an outage but expires more records (must stay ≥ linger.ms + request.timeout.ms)."
+        ),
         "Treat BufferExhaustedException / TimeoutException from send() as back-pressure in the application: slow down, "
         "retry later or persist to an outbox — the records in these lines were not sent.",
     ]
@@ -194,7 +201,10 @@ def _finding(m: ko.Model, r: dict, ep: dict | None, loss: dict, scope: str | Non
         cause=cause,
         evidence=evid,
         remediation=remediation,
-        references=["Kafka producer configs: buffer.memory, max.block.ms, batch.size, linger.ms, delivery.timeout.ms"],
+        references=[
+            "Kafka producer configs: buffer.memory, max.block.ms, batch.size, linger.ms, "
+            + ("request.timeout.ms" if legacy else "delivery.timeout.ms")
+        ] + ([ko.LEGACY_REFERENCE] if legacy else []),
         ruled_out=ruled_out,
         details={
             "exception": r["exception"],

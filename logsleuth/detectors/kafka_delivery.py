@@ -43,6 +43,7 @@ def run(ctx: Context) -> list[Finding]:
             client_id=pl.col("client").drop_nulls().first(),
             named_match=pl.col("named_match").all(),
             legacy=(pl.col("detail") != "batch creation").any(),
+            texts=pl.col("detail").unique(),
             first_row=pl.col("first_row").first(),
             last_row=pl.col("last_row").sort_by(pl.col("last_seen")).last(),
             batch_list=pl.struct("records", "elapsed_ms", "lines", "batches", "first_seen"),
@@ -57,13 +58,32 @@ def run(ctx: Context) -> list[Finding]:
     return out
 
 
-def _assessment(e_min: float, e_max: float, legacy: bool) -> tuple[str, bool]:
+# how each <=2.0 expiry text measures a batch's wait (ProducerBatch.maybeExpire compares it with request.timeout.ms)
+LEGACY_MEASURE = {
+    "last append": "from its last append (a full batch)",
+    "batch creation plus linger time": "from its creation plus linger.ms",
+    "last attempt plus backoff time": "from its last attempt plus retry.backoff.ms (a batch being retried)",
+}
+
+
+def _assessment(e_min: float, e_max: float, legacy: bool, texts: list[str] | None = None) -> tuple[str, bool]:
     """What the elapsed times say about the timeout in force; True when it matches the default."""
     span = f"{e_min:.0f} ms" if e_min == e_max else f"{e_min:.0f}–{e_max:.0f} ms"
     if legacy:
+        measures = [LEGACY_MEASURE[t] for t in LEGACY_MEASURE if t in (texts or [])]
+        how = f", counted {' or '.join(measures)} as its text says" if measures else ""
+        d = ko.DEFAULT_REQUEST_TIMEOUT_MS
+        head = (
+            f"waited {span}{how}. These are the pre-2.1 texts: there is no delivery.timeout.ms before 2.1, and a batch "
+            "expires in the accumulator once that wait passes request.timeout.ms"
+        )
+        if d <= e_min < d + 10_000:
+            return f"{head}; just past it here, consistent with the default {d} ms", True
+        if e_min < d:
+            return f"{head}; here request.timeout.ms is at most {e_min:.0f} ms, below the default {d} ms, so it was lowered", False
         return (
-            f"waited {span}; these are the pre-2.1 texts, where a batch expires after request.timeout.ms "
-            "(default 30000 ms) — delivery.timeout.ms does not exist before 2.1",
+            f"{head}; here request.timeout.ms is at most {e_min:.0f} ms, above the default {d} ms (raised, or the sender "
+            "thread was stalled before it could expire them)",
             False,
         )
     d = ko.DEFAULT_DELIVERY_TIMEOUT_MS
@@ -88,10 +108,12 @@ def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.Data
     e_min = float(tps["elapsed_ms_min"].min())
     e_max = float(tps["elapsed_ms_max"].max())
     legacy = bool(tps["legacy"].any())
+    texts = sorted({t for ts_ in tps["texts"].to_list() for t in (ts_ or []) if t})
+    budget = "request.timeout.ms" if legacy else "delivery.timeout.ms"  # what ran out (<=2.0: request.timeout.ms)
     clients = sorted({c for c in tps["client_id"].to_list() if c}) or ([ep["client"]] if ep and ep.get("client") else [])
     names = [r["topic_partition"] for r in subjects_rows]
     shown = ", ".join(safe(t) for t in names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
-    assess, default_ok = _assessment(e_min, e_max, legacy)
+    assess, default_ok = _assessment(e_min, e_max, legacy, texts)
     who = (f"Producer {safe(clients[0])} in {safe(path)}" if len(clients) == 1 else f"The producer in {safe(path)}")
 
     story = (
@@ -127,7 +149,7 @@ def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.Data
             story += (
                 f" Cause: {what} was unreachable from this client from {fmt_time(ep['from'])} to {fmt_time(ep['to'])} "
                 f"({span}): {facts}. The producer could not send the batches waiting for that node, so they sat in the "
-                "accumulator until delivery.timeout.ms ran out."
+                f"accumulator until {budget} ran out."
             )
             conf += 0.25
             reasons.append(
@@ -142,7 +164,7 @@ def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.Data
             story += (
                 f" Cause: {what} kept dropping connections or timing requests out from {fmt_time(ep['from'])} to "
                 f"{fmt_time(ep['to'])} ({span}): {facts}. Connections could be re-opened, but produce requests to it did "
-                "not complete, so its batches aged until delivery.timeout.ms ran out."
+                f"not complete, so its batches aged until {budget} ran out."
             )
             conf += 0.15
             reasons.append(f"+ the same client logged request timeouts / dropped connections to node {ep['node']} while these batches waited")
@@ -187,9 +209,10 @@ def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.Data
         conf -= 0.15
         reasons.append("- no failed connections, disconnects, retries or metadata errors of this client around the expiries: the cause is not in these logs")
     if default_ok:
+        default = ko.DEFAULT_REQUEST_TIMEOUT_MS if legacy else ko.DEFAULT_DELIVERY_TIMEOUT_MS
         conf += 0.05
-        reasons.append(f"+ every batch waited just past the default delivery.timeout.ms ({ko.DEFAULT_DELIVERY_TIMEOUT_MS} ms)")
-        ruled_out.append(f"A lowered delivery.timeout.ms: every batch waited at least {e_min:.0f} ms, the default is {ko.DEFAULT_DELIVERY_TIMEOUT_MS} ms")
+        reasons.append(f"+ every batch waited just past the default {budget} ({default} ms)")
+        ruled_out.append(f"A lowered {budget}: every batch waited at least {e_min:.0f} ms, the default is {default} ms")
 
     kev = m.kev.filter(pl.col("path") == path)
     count = lambda *evs: int(kev.filter(pl.col("event").is_in(list(evs))).height)  # noqa: E731
@@ -208,10 +231,23 @@ def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.Data
     if not count("callback_error"):
         ruled_out.append("Application callback errors: none in this file")
 
+    if legacy:
+        remediation.append(
+            f"This client is older than 2.1 (its expiry texts say so), so there is no delivery.timeout.ms to tune: "
+            f"request.timeout.ms (default {ko.DEFAULT_REQUEST_TIMEOUT_MS} ms) is also how long a batch may wait in the "
+            "accumulator. Raising it rides out longer broker outages, at the cost of more records held in buffer.memory, "
+            "a later failure signal and slower detection of a dead broker (it is the produce request timeout too); "
+            "retries (default 0 before 2.1) and retry.backoff.ms decide whether a failed produce request is retried at "
+            f"all. Upgrading the client to 2.1+ replaces this with delivery.timeout.ms (KIP-91, default "
+            f"{ko.DEFAULT_DELIVERY_TIMEOUT_MS} ms): one budget per record from send() to acknowledgement, retries included."
+        )
+    else:
+        remediation.append(
+            f"delivery.timeout.ms (default {ko.DEFAULT_DELIVERY_TIMEOUT_MS} ms since 2.1) is the whole budget for a record: "
+            "raising it rides out longer broker outages, at the cost of more records held in buffer.memory and a later "
+            "failure signal to the application; it must be ≥ linger.ms + request.timeout.ms."
+        )
     remediation += [
-        f"delivery.timeout.ms (default {ko.DEFAULT_DELIVERY_TIMEOUT_MS} ms since 2.1) is the whole budget for a record: "
-        "raising it rides out longer broker outages, at the cost of more records held in buffer.memory and a later "
-        "failure signal to the application; it must be ≥ linger.ms + request.timeout.ms.",
         "Handle the failure the producer reports (the callback's exception / the failed future): retry from the "
         "application or park the records in a durable outbox; with enable.idempotence=true the producer's own "
         "retries do not duplicate records.",
@@ -266,7 +302,7 @@ def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.Data
         cause=cause,
         evidence=evid,
         remediation=remediation,
-        references=list(ko.REFERENCES),
+        references=list(ko.REFERENCES) + ([ko.LEGACY_REFERENCE] if legacy else []),
         ruled_out=ruled_out,
         details={
             "records": records,
@@ -276,6 +312,7 @@ def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.Data
             "elapsed_ms_min": e_min,
             "elapsed_ms_max": e_max,
             "delivery_timeout_ms_at_most": None if legacy else e_min,
+            "request_timeout_ms_at_most": e_min if legacy else None,
             "default_delivery_timeout_ms": ko.DEFAULT_DELIVERY_TIMEOUT_MS,
             "pre_2_1_texts": legacy,
             "failed_sends": loss["failed_sends"],

@@ -27,10 +27,14 @@ The model, built from the events table with Polars (no loop over events):
              A run belongs to the latest episode of its file (and client, when known) that started
              at or before its first exhaustion and was still going within max.block.ms (+ ``SLACK``)
              of it.
-  loss       per (file, episode or none): the expired records / batches linked to it and the failed
-             send()s of the runs linked to it. Every finding that states such a number takes it from
-             here (``loss_of``), so kafka.broker-unreachable, kafka.delivery-timeout and
-             kafka.buffer-exhausted cannot disagree about the same outage.
+  waits      metadata-wait timeouts (``Topic T not present in metadata after N ms.`` and the
+             partition form): send() blocked N ms (max.block.ms) for the topic's metadata and failed,
+             the record was never accepted. One per log record; linked like a run, with N as the block.
+  loss       per (file, episode or none): the expired records / batches linked to it, the failed
+             send()s of the runs linked to it and the metadata-wait timeouts linked to it. Every
+             finding that states such a number takes it from here (``loss_of``), so
+             kafka.broker-unreachable, kafka.delivery-timeout and kafka.buffer-exhausted cannot
+             disagree about the same outage.
 """
 
 from __future__ import annotations
@@ -49,6 +53,11 @@ DUP_GAP = dt.timedelta(seconds=30)  # identical expiry lines closer than this ar
 SLACK = dt.timedelta(seconds=30)  # tolerance between a batch's lifetime and an episode window
 RECOVERY_QUIET = dt.timedelta(minutes=1)  # the file goes on this long without trouble: recovered
 SHORT_BLIP = dt.timedelta(seconds=10)
+# an unreachable broker that came back within this, with nothing lost, is context (low), not an alert:
+# a routine (rolling) restart; half the default delivery.timeout.ms
+LONG_OUTAGE = dt.timedelta(minutes=1)
+DEFAULT_REQUEST_TIMEOUT_MS = 30_000
+LEGACY_EXPIRY = ("last append", "batch creation plus linger time", "last attempt plus backoff time")  # <=2.0 texts
 DEFAULT_DELIVERY_TIMEOUT_MS = 120_000  # since 2.1 (KIP-91)
 MAX_MS = 30 * 86_400_000  # numbers beyond this in a log line are not durations we compute with
 DEFAULT_MAX_BLOCK_MS = 60_000
@@ -67,6 +76,10 @@ REFERENCES = [
     "KIP-91 (Kafka 2.1): delivery.timeout.ms bounds the time a record may wait for delivery; default 120000 ms",
     "Kafka producer configs: retries, retry.backoff.ms, reconnect.backoff.ms, reconnect.backoff.max.ms, request.timeout.ms",
 ]
+LEGACY_REFERENCE = (
+    "Kafka <=2.0 producer (ProducerBatch): a batch expires in the accumulator once it has waited longer than "
+    "request.timeout.ms (default 30000 ms); default retries 0"
+)
 
 
 # ----------------------------------------------------------------------------- model
@@ -79,6 +92,7 @@ class Model:
     episodes: pl.DataFrame  # one row per episode
     batches: pl.DataFrame  # one row per expired-batch cluster, with the linked episode (ep, may be null)
     runs: pl.DataFrame  # one row per run of buffer exhaustions, with the linked episode (ep, may be null)
+    waits: pl.DataFrame  # one row per metadata-wait timeout (a failed send()), with the linked episode (ep, may be null)
     loss: dict  # (path, ep or None) -> expired records / batches and failed sends linked to it (see loss_of)
 
 
@@ -109,7 +123,8 @@ def build(ctx: Context) -> Model | None:
         else:
             batches = batches.with_columns(ep=pl.lit(None, dtype=pl.Int64), named_match=pl.lit(False))
         runs = _runs(kev, episodes)
-        model = Model(kev, trouble, episodes, batches, runs, _loss(batches, runs))
+        waits = _waits(kev, episodes)
+        model = Model(kev, trouble, episodes, batches, runs, waits, _loss(batches, runs, waits))
     _last = (ctx.events, model)
     return model
 
@@ -311,16 +326,51 @@ def _runs(kev: pl.DataFrame, eps: pl.DataFrame) -> pl.DataFrame:
     return runs.join(cand, on="run", how="left").sort(["first_seen", "path"], nulls_last=True)
 
 
-def _loss(batches: pl.DataFrame, runs: pl.DataFrame) -> dict:
+def _waits(kev: pl.DataFrame, eps: pl.DataFrame) -> pl.DataFrame:
+    """Metadata-wait timeouts (send() failed after max.block.ms without the topic's metadata), one per
+    log record, each linked to the latest episode of its file (and client, when known) that started at
+    or before it and was still going within the wait (the N ms of the text, + SLACK) before it."""
+    mw = (
+        kev.filter(pl.col("event") == "metadata_wait_timeout")
+        .unique(["path", "line"], keep="first", maintain_order=True)
+        .sort(["path", "ts", "line"], nulls_last=True)
+        .select(
+            "path", "line", "ts", "client", "topic", "partition",
+            wait_ms=pl.col("elapsed_ms"),
+            row=pl.struct(*QUOTE_COLS),
+        )
+        .with_row_index("wait")
+        .with_columns(
+            block=pl.duration(milliseconds=pl.col("wait_ms").fill_null(DEFAULT_MAX_BLOCK_MS).clip(0, MAX_MS).cast(pl.Int64))
+        )
+    )
+    if mw.height == 0 or eps.height == 0:
+        return mw.with_columns(ep=pl.lit(None, dtype=pl.Int64))
+    cand = (
+        mw.select("wait", "path", "client", "ts", "block")
+        .join(eps.select("ep", "path", ep_client="client", ep_from="from", ep_to="to",
+                         ep_failed="failed_connections", ep_lines="lines"), on="path", how="inner")
+        .filter(
+            (pl.col("client").is_null() | (pl.col("client") == pl.col("ep_client")))
+            & (pl.col("ep_from") <= pl.col("ts"))
+            & (pl.col("ep_to") >= pl.col("ts") - pl.col("block") - SLACK)
+        )
+        .sort(["wait", "ep_from", "ep_failed", "ep_lines"], descending=[False, True, True, True])
+        .group_by("wait", maintain_order=True)
+        .agg(pl.col("ep").first())
+    )
+    return mw.join(cand, on="wait", how="left").sort(["path", "ts", "line"], nulls_last=True)
+
+
+def _loss(batches: pl.DataFrame, runs: pl.DataFrame, waits: pl.DataFrame) -> dict:
     """(path, ep or None) -> what was lost while it lasted: the one computation behind every
-    'N records in M batches expired' and 'send() failed K times' of the Kafka findings."""
+    'N records in M batches expired', 'send() failed K times' (buffer) and 'J send() calls failed
+    waiting for metadata' of the Kafka findings."""
     out: dict = {}
 
     def slot(path: str, ep) -> dict:
         key = (path, None if ep is None else int(ep))
-        return out.setdefault(key, {"expired_records": 0, "expired_batches": 0, "expired_log_records": 0,
-                                    "expired_partitions": [], "expired_first": None, "expired_last": None,
-                                    "failed_sends": 0, "exhaustion_runs": 0})
+        return out.setdefault(key, _empty_loss())
 
     if batches.height:
         per = batches.group_by(["path", "ep"]).agg(
@@ -340,18 +390,67 @@ def _loss(batches: pl.DataFrame, runs: pl.DataFrame) -> dict:
         for r in per.iter_rows(named=True):
             d = slot(r["path"], r["ep"])
             d.update(failed_sends=int(r["n"]), exhaustion_runs=int(r["k"]))
+    if waits.height:
+        per = waits.group_by(["path", "ep"]).agg(n=pl.len(), topics=pl.col("topic").drop_nulls().unique().sort())
+        for r in per.iter_rows(named=True):
+            d = slot(r["path"], r["ep"])
+            d.update(metadata_timeouts=int(r["n"]), metadata_topics=list(r["topics"]))
     return out
+
+
+def _empty_loss() -> dict:
+    return {"expired_records": 0, "expired_batches": 0, "expired_log_records": 0, "expired_partitions": [],
+            "expired_first": None, "expired_last": None, "failed_sends": 0, "exhaustion_runs": 0,
+            "metadata_timeouts": 0, "metadata_topics": []}
 
 
 def loss_of(m: Model, path: str, ep: int | None) -> dict:
     """What was lost in ``path`` during episode ``ep`` (None: expiries / exhaustions linked to no
     episode): expired_records, expired_batches, expired_log_records, expired_partitions,
-    expired_first / expired_last, failed_sends (buffer exhaustions), exhaustion_runs."""
+    expired_first / expired_last, failed_sends (buffer exhaustions), exhaustion_runs,
+    metadata_timeouts (send()s that failed waiting for metadata) and metadata_topics."""
     d = m.loss.get((path, None if ep is None else int(ep)))
     if d is None:
-        d = {"expired_records": 0, "expired_batches": 0, "expired_log_records": 0, "expired_partitions": [],
-             "expired_first": None, "expired_last": None, "failed_sends": 0, "exhaustion_runs": 0}
+        d = _empty_loss()
     return dict(d)
+
+
+def waits_of(m: Model, path: str, ep: int | None) -> pl.DataFrame:
+    """The metadata-wait timeouts counted by ``loss_of(m, path, ep)['metadata_timeouts']``."""
+    w = m.waits.filter(pl.col("path") == path)
+    return w.filter(pl.col("ep").is_null() if ep is None else (pl.col("ep") == int(ep)))
+
+
+def refusals(m: Model, ep: dict) -> pl.DataFrame:
+    """Topic authorization failures and invalid-topic responses Kafka logged for the episode's client
+    during it: send() to those topics fails too (not a drain problem, but not 'nothing failed')."""
+    return m.kev.filter(
+        (pl.col("path") == ep["path"])
+        & pl.col("event").is_in(["topic_authorization_failed", "metadata_invalid_topics"])
+        & (pl.col("client").is_null() | (pl.col("client") == ep["client"]))
+        & (pl.col("ts") >= ep["from"] - SLACK)
+        & (pl.col("ts") <= ep["to"] + SLACK)
+    )
+
+
+def pre_2_1(m: Model, path: str) -> bool:
+    """The Kafka texts of this file are a client older than 2.1 (no delivery.timeout.ms): a <=2.0
+    expiry text or a failed connection without its address, and no text of a later client (the 2.1+
+    expiry, a failed connection with its address, NOT_LEADER_OR_FOLLOWER, 'Error Message:')."""
+    k = m.kev.filter(pl.col("path") == path)
+    ev = pl.col("event")
+    old = k.filter(
+        ((ev == "batch_expired") & pl.col("detail").is_in(list(LEGACY_EXPIRY)))
+        | ((ev == "connection_failed") & pl.col("client_id").is_not_null() & pl.col("address").is_null())
+    ).height
+    if not old:
+        return False
+    new = k.filter(
+        ((ev == "batch_expired") & (pl.col("detail") == "batch creation"))
+        | ((ev == "connection_failed") & pl.col("address").is_not_null())
+        | ((ev == "produce_retry") & ((pl.col("error") == "NOT_LEADER_OR_FOLLOWER") | pl.col("error_message").is_not_null()))
+    ).height
+    return new == 0
 
 
 def unlinked_expiries(m: Model, path: str, since: dt.datetime, until: dt.datetime) -> dict:
@@ -504,6 +603,29 @@ def episode_quotes(m: Model, ep: dict, limit_retries: int = 3) -> list[Evidence]
     return sorted(out.values(), key=lambda e: (e.ts or dt.datetime.min.replace(tzinfo=dt.timezone.utc), e.line))
 
 
+METADATA_TEXT = r"not present in metadata after \d+ ms"
+
+
+def topics_named(topics: list) -> str:
+    if not topics:
+        return "the topic"
+    shown = ", ".join(safe(t) for t in topics[:4]) + (f" and {len(topics) - 4} more" if len(topics) > 4 else "")
+    return ("topic " if len(topics) == 1 else "topics ") + shown
+
+
+def metadata_text(waits: pl.DataFrame) -> str:
+    """'topic audit-events, after 60000 ms': what the metadata-wait timeouts of a finding name."""
+    topics = waits.get_column("topic").drop_nulls().unique().sort().to_list()
+    ms = waits.get_column("wait_ms").drop_nulls().unique().sort().to_list()
+    after = ", after " + " / ".join(f"{x:.0f}" for x in ms[:3]) + " ms" if ms else ""
+    return topics_named(topics) + after
+
+
+def refused_text(refused: pl.DataFrame) -> str:
+    topics = refused.get_column("topics").drop_nulls().unique().sort().to_list()
+    return ", ".join(safe(t) for t in topics[:4]) + (f" and {len(topics) - 4} more" if len(topics) > 4 else "") or "topics not named"
+
+
 def file_end(ctx: Context, path: str) -> dt.datetime | None:
     rep = ctx.input(path)
     return rep.last_ts if rep is not None else None
@@ -555,16 +677,24 @@ def run(ctx: Context) -> list[Finding]:
 
 def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
     expired, expired_batches, failed_sends = loss["expired_records"], loss["expired_batches"], loss["failed_sends"]
+    meta_fails = loss["metadata_timeouts"]
+    waits = waits_of(m, ep["path"], ep["ep"])
+    refused = refusals(m, ep)
+    legacy = pre_2_1(m, ep["path"])
     unreachable = ep["kind"] == "broker-unreachable"
     span = fmt_duration(ep["duration_s"])
     ok, recovery = recovered(ctx, ep)
     others = same_node_elsewhere(m, ep)
     who = client_label(ep)
     what = node_label(ep)
+    lost = bool(expired or failed_sends or meta_fails)
+    long_outage = ep["duration_s"] >= LONG_OUTAGE.total_seconds()
 
-    if expired or failed_sends:
+    # high: something was lost on this client; medium: a long outage, one still going at the end of the
+    # log, or sends refused for other reasons meanwhile; low: brief, over, nothing failed (a restart)
+    if lost:
         severity = "high"
-    elif unreachable and (ep["duration_s"] >= SHORT_BLIP.total_seconds() or not ok):
+    elif (unreachable and (long_outage or not ok)) or refused.height:
         severity = "medium"
     else:
         severity = "low"
@@ -593,10 +723,28 @@ def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
         )
     if failed_sends:
         story += f" The accumulator filled up and send() failed {plural(failed_sends, 'time')} (see kafka.buffer-exhausted)."
-    if not expired and not failed_sends:
+    if meta_fails:
+        story += (
+            f" {plural(meta_fails, 'send() call')} failed waiting for metadata ({metadata_text(waits)}): send() blocked "
+            "for max.block.ms without learning the partitions' leaders and threw a TimeoutException. These records were "
+            "never accepted by the producer: not delivered unless the application retried them."
+        )
+    if not lost and refused.height:
+        story += (
+            " Nothing expired and no send() timed out during this outage, but Kafka logged "
+            f"{plural(refused.height, 'topic authorization failure or invalid-topic response', 'topic authorization failures or invalid-topic responses')} "
+            f"for this client meanwhile ({refused_text(refused)}): send() to those topics failed"
+            + (f"; {recovery}." if ok else f", and {recovery}.")
+        )
+    elif not lost:
         story += " Nothing expired and no send() failed on this client: Kafka's retries covered it" + (
             f"; {recovery}." if ok else f", but {recovery}."
         )
+        if severity == "low" and unreachable:
+            story += (
+                f" Shorter than {fmt_duration(LONG_OUTAGE.total_seconds())}, over, and nothing lost: what a broker restart "
+                "(a rolling restart, say) looks like from a client, so it is reported as context (low)."
+            )
     else:
         story += f" {recovery[0].upper() + recovery[1:]}."
     if others:
@@ -643,7 +791,16 @@ def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
         ruled_out.append("A cluster-wide outage: the other client logs given show no failures of this node in this window")
 
     remediation = []
-    if unreachable:
+    node = ep.get("node")
+    if unreachable and node is not None and node < 0:
+        remediation.append(
+            f"Node {node} is a bootstrap address (bootstrap.servers), not a broker id: this client could not reach "
+            f"{safe(ep.get('address') or ep.get('host') or 'it (address not logged)')} to fetch the cluster's metadata from "
+            f"{fmt_time(ep['from'])} to {fmt_time(ep['to'])}. Check that bootstrap.servers lists brokers reachable from "
+            "this client (host name and DNS, port and listener — TLS vs PLAINTEXT, the brokers' advertised.listeners — "
+            "security groups, firewall, load balancer), and the brokers' own logs for that window."
+        )
+    elif unreachable:
         remediation.append(
             f"Find out why node {ep['node']} ({safe(ep.get('address') or ep.get('host') or 'address not logged')}) refused or "
             f"dropped connections from {fmt_time(ep['from'])} to {fmt_time(ep['to'])}: the broker's own log (server.log) and "
@@ -655,18 +812,48 @@ def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
             f"Look at broker node {ep['node']} for that window: request handler saturation, long GC pauses, disk latency; "
             "request.timeout.ms (default 30000 ms) is how long the client waits before it disconnects and retries."
         )
-    remediation.append(
-        "Partitions led by an unreachable broker stay unwritable until leadership moves: with replication.factor ≥ 3 and "
-        "min.insync.replicas = 2 the controller can elect another in-sync replica; a partition whose only in-sync replica "
-        "is on that node cannot move (unless unclean.leader.election.enable, which loses data)."
-    )
-    remediation.append(
-        "The producer retries by itself (retries, default Integer.MAX_VALUE since 2.1) until delivery.timeout.ms (default "
-        "120000 ms) runs out; reconnect.backoff.ms / reconnect.backoff.max.ms (50 ms / 1000 ms) pace the reconnect attempts. "
-        "Make sure the application handles the failure it gets after that (callback exception / failed future)."
-    )
+    if node is None or node >= 0:  # a bootstrap address leads no partition
+        remediation.append(
+            "Partitions led by an unreachable broker stay unwritable until leadership moves: with replication.factor ≥ 3 and "
+            "min.insync.replicas = 2 the controller can elect another in-sync replica; a partition whose only in-sync replica "
+            "is on that node cannot move (unless unclean.leader.election.enable, which loses data)."
+        )
+    if meta_fails:
+        block = waits["wait_ms"].drop_nulls()
+        remediation.append(
+            "send() blocks for up to max.block.ms (default 60000 ms"
+            + (f"; {int(block.max())} ms here" if block.len() else "")
+            + ") waiting for a topic's metadata (and for buffer space), then throws a TimeoutException and the record is "
+            "never queued: restore the path to the brokers first (raising max.block.ms only delays the failure while no "
+            f"broker answers, and blocks the calling thread longer), make sure {topics_named(loss['metadata_topics'])} "
+            "exists (the same text appears when it does not and auto-creation is off), and handle the exception from "
+            "send() / its future in the application: retry later or persist to an outbox."
+        )
+    if legacy:
+        remediation.append(
+            "This is a client older than 2.1 (its texts say so): there is no delivery.timeout.ms. The producer retries a "
+            "failed produce request only `retries` times (default 0 before 2.1) and a batch expires once it has waited "
+            "longer than request.timeout.ms (default 30000 ms) in the accumulator; reconnect.backoff.ms / "
+            "reconnect.backoff.max.ms pace the reconnect attempts. Upgrading the client to 2.1+ (KIP-91) gives one "
+            "budget per record, delivery.timeout.ms (default 120000 ms), with retries included. Make sure the "
+            "application handles the failure it gets (callback exception / failed future)."
+        )
+    else:
+        remediation.append(
+            "The producer retries by itself (retries, default Integer.MAX_VALUE since 2.1) until delivery.timeout.ms (default "
+            "120000 ms) runs out; reconnect.backoff.ms / reconnect.backoff.max.ms (50 ms / 1000 ms) pace the reconnect attempts. "
+            "Make sure the application handles the failure it gets after that (callback exception / failed future)."
+        )
 
     evid = episode_quotes(m, ep)
+    if waits.height:
+        rows_ = list(waits.get_column("row"))
+        evid.append(quote(rows_[0], METADATA_TEXT, "send() failed: no metadata within max.block.ms (record never accepted)"))
+        if len(rows_) > 1:
+            evid.append(quote(rows_[-1], METADATA_TEXT, "last send() that failed waiting for metadata"))
+    for r in refused.head(1).iter_rows(named=True):
+        evid.append(evidence(r, "sends to these topics fail"))
+    evid.sort(key=lambda e: (e.ts is None, e.ts, e.line))
     first_seen, last_seen = ep["from"], ep["to"]
     subject = {
         "path": ep["path"],
@@ -677,6 +864,7 @@ def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
         "failed_connections": ep["failed_connections"],
         "expired_records": expired,
         "buffer_exhausted": failed_sends,
+        "metadata_timeouts": meta_fails,
         "recovered": ok,
     }
     return Finding(
@@ -692,7 +880,7 @@ def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
         cause=cause_of(ep),
         evidence=evid,
         remediation=remediation,
-        references=list(REFERENCES),
+        references=list(REFERENCES) + ([LEGACY_REFERENCE] if legacy else []),
         ruled_out=ruled_out,
         details={
             "host": ep.get("host"),
@@ -713,6 +901,9 @@ def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
             "quiet_after_s": quiet_after(ctx, ep),
             "expired_batches": expired_batches,
             "expired_partitions": loss["expired_partitions"],
+            "metadata_timeout_topics": loss["metadata_topics"],
+            "refused_sends": refused.height,
+            "pre_2_1": legacy,
             "same_node_elsewhere": [{"path": o["path"], "client_id": o["client"], "from": o["from"], "to": o["to"]} for o in others],
         },
     )
