@@ -119,7 +119,7 @@ def test_text_report_and_fail_on(cli):
     assert r.code == 1, r
     out = r.out
     assert "[CRITICAL] 2 producer(s) stuck since 2020-06-01 23:10:41 UTC" in out
-    assert "Upgrade the brokers to Pulsar 2.5.2 or later" in out
+    assert "If the brokers run 2.5.1 or older: upgrade to Pulsar 2.5.2 or later" in out
     assert re.search(r"pulsar-broker-1\.2020-06-01\.log:\d+:", out)
     todo = out.split("What to do:", 1)[1].split("Ruled out:", 1)[0]
     assert "client-orders-7d9f.log" in todo and "orders-" in todo
@@ -149,7 +149,10 @@ def test_other_layout_era_and_transient_only(cli, tmp_path):
     (s,) = f["subjects"]
     assert (s["connection"], s["producer_id"], s["attempts"], s["still_stuck"]) == ("/10.2.0.5:40001", 5, 6, True)
     assert f["cause"]["bundle"] == "tenant/ns/0x40000000_0x80000000"
-    assert any("post-2.7 layout" in r for r in f["confidence_reasons"])
+    # the ISO8601_OFFSET layout came after 2.5.2: not the 2.4–2.5.1 bug itself, and no advice to upgrade to 2.5.2
+    assert any("ISO8601_OFFSET" in r and "newer than 2.5.1" in r for r in f["confidence_reasons"])
+    assert "not #6416/#6872 itself" in f["root_cause"] and f["confidence"] <= 0.75
+    assert not any("upgrade to Pulsar 2.5.2" in x for x in f["remediation"])
     # the same rejections, but cleared within a second by a successful creation: not stuck
     q = tmp_path / "transient.log"
     q.write_text(
@@ -191,7 +194,7 @@ def test_each_stretch_of_rejections_is_judged_on_its_own(cli, tmp_path):
     assert s["attempts"] == 10 and s["still_stuck"] is True
     assert s["first_seen"].startswith("2023-09-12T07:45:00")
     # no 'Creating producer' and no ownership warning in this log: the root cause must not claim them
-    assert "ownership check" not in f["root_cause"] and "does not show the creation that dangled" in f["root_cause"]
+    assert "ownership check" not in f["root_cause"] and "does not show the creation" in f["root_cause"]
 
 
 def _client_created(t: str, port: int, name: str) -> str:
@@ -215,3 +218,104 @@ def test_client_is_named_only_when_the_logs_tell(cli, tmp_path):
     (f,) = dangling(cli("analyze", broker, one, two, "--format", "json").json())
     (s,) = f["subjects"]
     assert s["client"] is None and s["client_link"] is None
+
+
+def test_client_log_alone_still_names_the_stuck_producers(cli):
+    # app teams often have only their own log: the client's 'Failed to create producer: Producer is
+    # already present on the connection' retried for hours is the same incident, seen from the client
+    clients = sorted(INCIDENT.glob("client-*"))
+    r = cli("analyze", "--tz", "UTC", *clients, "--format", "json")
+    assert r.code == 0, r
+    found = dangling(r.json())
+    assert len(found) == 2
+    crit = next(f for f in found if f["severity"] == "critical")
+    assert crit["details"]["client_only"] is True and "client log only" in crit["title"]
+    assert {s["topic"] for s in crit["subjects"]} == {"persistent://public/default/orders-partition-3", "persistent://public/default/orders-partition-7"}
+    assert all(s["still_stuck"] and s["producer_id"] is None for s in crit["subjects"])
+    assert crit["confidence"] < 0.7 and "No broker log given shows these rejections" in crit["root_cause"]
+    # the first rejection it cites is the file's first 'already present' line
+    orders = INCIDENT / "client-orders-7d9f.log"
+    first = next(i for i, line in enumerate(orders.read_text().splitlines(), 1) if "already present on the connection" in line)
+    assert any(e["path"].endswith("client-orders-7d9f.log") and e["line"] == first for e in crit["evidence"])
+    assert any("Get the broker log" in x for x in crit["remediation"])
+    # the payments producer recovered (it connected again): high, with the recovery time
+    rec = next(f for f in found if f["severity"] == "high")
+    assert rec["subjects"][0]["resolved_at"] and not rec["subjects"][0]["still_stuck"]
+    # with the brokers' logs the broker-side findings tell it: no client-only duplicate
+    both = dangling(cli("analyze", "--tz", "UTC", INCIDENT, "--format", "json").json())
+    assert len(both) == 2 and not any(f["details"].get("client_only") for f in both)
+    # healthy clients: nothing
+    r = cli("analyze", "--tz", "UTC", *sorted(HEALTHY.glob("client-*")), "--format", "json")
+    assert r.code == 0 and not dangling(r.json())
+
+
+BROKER_25 = """\
+10:00:00.000 [pulsar-io-22-1] INFO  org.apache.pulsar.broker.service.ServerCnx - New connection from /10.1.116.123:15070
+10:01:40.020 [pulsar-load-manager-3-1] INFO  org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl - [Overload shedder] Unloading bundle: public/default/0x40000000_0x80000000 from broker 10.0.0.12:8080
+10:01:40.070 [pulsar-web-41-5] INFO  org.apache.pulsar.broker.namespace.OwnedBundle - Disabling ownership: public/default/0x40000000_0x80000000
+10:01:40.130 [ForkJoinPool.commonPool-worker-24] INFO  org.apache.pulsar.broker.service.ServerCnx - [/10.1.116.123:15070][persistent://public/default/orders-partition-3] Creating producer. producerId=0
+10:01:40.140 [ForkJoinPool.commonPool-worker-24] WARN  org.apache.pulsar.broker.service.BrokerService - Namespace bundle for topic (persistent://public/default/orders-partition-3) not served by this instance. Please redo the lookup. Request is denied: namespace=public/default
+"""
+FAILED_ADD = (
+    "10:01:40.141 [ForkJoinPool.commonPool-worker-24] ERROR org.apache.pulsar.broker.service.ServerCnx - [/10.1.116.123:15070] Failed to add producer "
+    "to topic persistent://public/default/orders-partition-3: java.lang.RuntimeException: org.apache.pulsar.broker.service.BrokerServiceException$ServiceUnitNotReadyException: "
+    "Namespace bundle for topic (persistent://public/default/orders-partition-3) not served by this instance. Please redo the lookup. Request is denied: namespace=public/default\n"
+)
+
+
+def _reject_25(m: int) -> str:
+    return (f"10:{m:02d}:10.541 [pulsar-io-22-3] WARN  org.apache.pulsar.broker.service.ServerCnx - [/10.1.116.123:15070][0] "
+            "Producer with id persistent://public/default/orders-partition-3 is already present on the connection\n")
+
+
+def test_a_creation_answered_by_the_id_less_failed_add_did_not_dangle(cli, tmp_path):
+    # the 2.x 'Failed to add producer to topic T: …' names no producer id: it answers the creation of T
+    # on that connection, so that future completed (the 2.5.2 fix at work), whatever the later rejections
+    p = tmp_path / "broker.log"
+    p.write_text(BROKER_25 + FAILED_ADD + "".join(_reject_25(m) for m in range(2, 12)))
+    r = cli("analyze", p, "--date", "2024-03-14", "--tz", "UTC", "--format", "json")
+    (f,) = dangling(r.json())
+    (s,) = f["subjects"]
+    assert s["dangling_creation_line"] is None and s["answered_creation_line"] == 4
+    assert "was answered with Failed to add producer (line 6)" in f["root_cause"]
+    assert "#9792" in f["root_cause"] and f["confidence"] <= 0.6
+    assert not any("upgrade to Pulsar 2.5.2" in x for x in f["remediation"])
+    # without that line the same log is the 2.4–2.5.1 dangling future, told with confidence
+    p.write_text(BROKER_25 + "".join(_reject_25(m) for m in range(2, 12)))
+    (f,) = dangling(cli("analyze", p, "--date", "2024-03-14", "--tz", "UTC", "--format", "json").json())
+    assert f["subjects"][0]["dangling_creation_line"] == 4 and f["confidence"] >= 0.9
+    assert "ServerCnx.handleProducer" in f["root_cause"]
+    assert any("upgrade to Pulsar 2.5.2" in x for x in f["remediation"])
+
+
+def test_id_less_rejections_take_the_producer_from_the_unanswered_creation(cli, tmp_path):
+    # structured logging (newest master) prints the rejection with no topic, id or connection: the
+    # producer is the only unanswered 'Creating producer' shortly before, and the unload is found
+    iso = ISO_BROKER.replace("07:30:01,900", "07:30:01,900")
+    slog = "".join(
+        f"2023-09-12T07:{m}:00,000+0000 [pulsar-io-4-2] WARN  org.apache.pulsar.broker.service.ServerCnx - "
+        "Producer with id is already present on the connection, producerId\n" for m in range(31, 41)
+    )
+    p = tmp_path / "broker.log"
+    p.write_text(iso + slog)
+    r = cli("analyze", p, "--format", "json")
+    (f,) = dangling(r.json())
+    (s,) = f["subjects"]
+    assert (s["connection"], s["producer_id"], s["topic"]) == ("/10.2.0.5:40001", 5, "persistent://tenant/ns/events")
+    assert s["identity_from_line"] == 4 and s["dangling_creation_line"] == 4
+    assert f["cause"]["bundle"] == "tenant/ns/0x40000000_0x80000000"
+    assert any("structured-logging" in x for x in f["confidence_reasons"])
+    t = cli("analyze", p, "--format", "text").out
+    assert "None" not in t and "producer 5 (persistent://tenant/ns/events) on /10.2.0.5:40001" in t
+    # the pre-2.4 text names the connection and topic but no id: no 'None' either
+    pre = "".join(
+        f"10:{m:02d}:00.000 [pulsar-io-22-3] WARN  org.apache.pulsar.broker.service.ServerCnx - [/10.1.116.123:15070][persistent://public/default/orders-partition-3] "
+        "Producer is already present on the connection\n" for m in range(0, 20)
+    )
+    p.write_text(pre)
+    r = cli("analyze", p, "--date", "2024-03-14", "--tz", "UTC", "--format", "text")
+    assert r.code == 0 and "None" not in r.out
+    (f,) = dangling(cli("analyze", p, "--date", "2024-03-14", "--tz", "UTC", "--format", "json").json())
+    assert "a producer (persistent://public/default/orders-partition-3) on /10.1.116.123:15070" in f["root_cause"]
+    # no unload in this log: the title does not claim one
+    assert "no unload in these logs" in f["title"] and f["cause"] is None

@@ -19,6 +19,7 @@ import datetime as dt
 
 import polars as pl
 
+from logsleuth.detectors._pulsar_client_only import stuck_on_client
 from logsleuth.detectors.base import Context, Detector, evidence, fmt_duration, fmt_time, rows, safe
 from logsleuth.findings import Evidence, Finding
 
@@ -26,6 +27,7 @@ MIN_ATTEMPTS = 3
 MIN_SPAN_S = 30.0
 MANY_ATTEMPTS = 20
 OWNERSHIP_WINDOW = (dt.timedelta(seconds=-5), dt.timedelta(seconds=15))
+INFER_WINDOW = dt.timedelta(minutes=10)  # an id-less rejection takes its producer from an unanswered creation this close before
 UNLOAD_BEFORE = dt.timedelta(minutes=3)
 UNLOAD_AFTER = dt.timedelta(seconds=30)
 KEY = ["path", "connection", "producer_id"]
@@ -49,9 +51,18 @@ def _namespace(topic: str | None) -> str | None:
 
 def run(ctx: Context) -> list[Finding]:
     ev = ctx.events.filter(pl.col("system") == "pulsar")
+    ends = {r.name: r.last_ts for r in ctx.inputs}
+    findings, covered = _broker_side(ctx, ev, ends)
+    # producers the client logs show rejected, where no broker log given shows them stuck
+    return findings + stuck_on_client(ev, covered, ends, (MIN_ATTEMPTS, MIN_SPAN_S, MANY_ATTEMPTS), REFERENCES)
+
+
+def _broker_side(ctx: Context, ev: pl.DataFrame, ends: dict) -> tuple[list[Finding], pl.DataFrame]:
+    """The findings from the brokers' rejections, and the (topic, first, last) of every stuck stretch."""
+    covered = pl.DataFrame(schema={"topic": pl.String, "first": ev.schema["ts"], "last": ev.schema["ts"]})
     present = ev.filter(pl.col("event") == "producer_already_present")
     if present.height == 0:
-        return []
+        return [], covered
     # one key can be stuck, recover (re-created, or its connection closed) and clash again later:
     # each stretch between such resets is judged on its own
     present = present.sort("ts").with_columns(_pid=pl.col("producer_id").fill_null(-1))
@@ -101,13 +112,13 @@ def run(ctx: Context) -> list[Finding]:
     stuck = groups.filter(is_stuck)
     transient = groups.filter(~is_stuck)
     if stuck.height == 0:
-        return []
+        return [], covered
 
-    stuck = _link_dangling(ev, stuck)
-    ends = {r.name: r.last_ts for r in ctx.inputs}
     findings: list[Finding] = []
     by_cause: dict[tuple, list[dict]] = {}
-    for s in rows(stuck):
+    linked = _link_dangling(ev, stuck)
+    covered = pl.DataFrame([{"topic": s["topic"], "first": s["first"], "last": s["last"]} for s in linked], schema=covered.schema)
+    for s in linked:
         for k in ("first_row", "last_row"):  # group keys are not inside the aggregated struct
             s[k].update(path=s["path"], connection=s["connection"], producer_id=s["producer_id"])
         s["cause"] = _unload_for(ev, s)
@@ -115,45 +126,94 @@ def run(ctx: Context) -> list[Finding]:
         by_cause.setdefault(key, []).append(s)
     for _, members in by_cause.items():
         findings.append(_finding(ctx, ev, members, transient, ends))
-    return findings
+    return findings, covered
 
 
-def _link_dangling(ev: pl.DataFrame, stuck: pl.DataFrame) -> pl.DataFrame:
-    """Add the dangling 'Creating producer' (and the ownership warning next to it) to each stuck key."""
+def _creations(ev: pl.DataFrame) -> pl.DataFrame:
+    """Every 'Creating producer' with the answer it got, if any: the next 'Created new producer' or
+    'Failed to add producer' of the same producer on the same connection. The 2.x 'Failed to add
+    producer' text names the topic but no producer id: it answers the creation of that topic."""
     creating = ev.filter(pl.col("event") == "producer_creating").select(
-        *KEY, cr_ts="ts", cr_line="line", cr_row=pl.struct(pl.all())
-    )
-    done = ev.filter(pl.col("event").is_in(["producer_created", "producer_add_failed"])).select(*KEY, d_ts="ts")
-    cands = stuck.select(RUN, *KEY, "first").join(creating, on=KEY, how="inner", nulls_equal=True).filter(pl.col("cr_ts") <= pl.col("first"))
-    finished = (
-        cands.join(done, on=KEY, how="inner", nulls_equal=True)
-        .filter((pl.col("d_ts") >= pl.col("cr_ts")) & (pl.col("d_ts") <= pl.col("first")))
-        .select(RUN, "cr_ts").unique()
-    )
-    dangling = (
-        cands.join(finished, on=[RUN, "cr_ts"], how="anti")
-        .sort("cr_ts")
-        .group_by(RUN).agg(creating=pl.col("cr_row").last(), creating_ts=pl.col("cr_ts").last())
-    )
-    out = stuck.join(dangling, on=RUN, how="left")
-    warn = ev.filter(pl.col("event") == "bundle_not_served").select("path", "topic", w_ts="ts", w_row=pl.struct(pl.all()))
-    near = (
-        out.select(RUN, "path", "topic", "creating_ts").filter(pl.col("creating_ts").is_not_null())
-        .join(warn, on=["path", "topic"], how="inner")
-        .filter(
-            (pl.col("w_ts") >= pl.col("creating_ts") + OWNERSHIP_WINDOW[0])
-            & (pl.col("w_ts") <= pl.col("creating_ts") + OWNERSHIP_WINDOW[1])
+        *KEY, "topic", cr_ts="ts", cr_row=pl.struct(pl.all())
+    ).with_columns(_pid=pl.col("producer_id").fill_null(-1)).sort("cr_ts")
+    answers = ev.filter(pl.col("event").is_in(["producer_created", "producer_add_failed"]))
+    by_id = answers.filter(pl.col("producer_id").is_not_null()).select(
+        "path", "connection", _pid="producer_id", a_ts="ts", a_row=pl.struct(pl.all())
+    ).sort("a_ts")
+    by_topic = answers.filter(pl.col("producer_id").is_null() & pl.col("topic").is_not_null()).select(
+        "path", "connection", "topic", t_ts="ts", t_row=pl.struct(pl.all())
+    ).sort("t_ts")
+    out = creating
+    if by_id.height:
+        out = out.join_asof(by_id, left_on="cr_ts", right_on="a_ts", by=["path", "connection", "_pid"], strategy="forward")
+    else:
+        out = out.with_columns(a_ts=pl.lit(None, dtype=pl.Datetime("us", "UTC")), a_row=pl.lit(None))
+    if by_topic.height:
+        out = out.join_asof(by_topic, left_on="cr_ts", right_on="t_ts", by=["path", "connection", "topic"], strategy="forward")
+        earlier = pl.col("t_ts").is_not_null() & (pl.col("a_ts").is_null() | (pl.col("t_ts") < pl.col("a_ts")))
+        out = out.with_columns(
+            answered_at=pl.when(earlier).then(pl.col("t_ts")).otherwise(pl.col("a_ts")),
+            answer=pl.when(earlier).then(pl.col("t_row").struct.field("line")).otherwise(pl.col("a_row").struct.field("line")) if by_id.height
+            else pl.col("t_row").struct.field("line"),
+            answer_event=pl.when(earlier).then(pl.lit("producer_add_failed")).otherwise(pl.col("a_row").struct.field("event")) if by_id.height
+            else pl.when(earlier).then(pl.lit("producer_add_failed")),
         )
-        .with_columns(d=(pl.col("w_ts") - pl.col("creating_ts")).abs())
-        .sort("d")
-        .group_by(RUN).agg(ownership=pl.col("w_row").first())
-    )
-    return out.join(near, on=RUN, how="left")
+    elif by_id.height:
+        out = out.with_columns(answered_at=pl.col("a_ts"), answer=pl.col("a_row").struct.field("line"), answer_event=pl.col("a_row").struct.field("event"))
+    else:
+        out = out.with_columns(answered_at=pl.col("a_ts"), answer=pl.lit(None, dtype=pl.Int64), answer_event=pl.lit(None, dtype=pl.String))
+    return out.select(*KEY, "topic", "cr_ts", "cr_row", "answered_at", "answer", "answer_event")
+
+
+def _link_dangling(ev: pl.DataFrame, stuck: pl.DataFrame) -> list[dict]:
+    """Each stuck stretch with the creation behind it: ``creating`` (the last 'Creating producer' of
+    that producer before the first rejection that was never answered: the dangling future),
+    ``answered`` (that last creation, when it *was* answered, and by what), ``ownership`` (the
+    'not served by this instance' warning next to the dangling creation) and ``inferred`` (texts
+    without the producer id or connection — pre-2.4, structured logging — take them from the only
+    unanswered creation before the rejections, if there is exactly one)."""
+    cr = _creations(ev)
+    warn = ev.filter(pl.col("event") == "bundle_not_served")
+    out = rows(stuck)
+    for s in out:
+        s.update(creating=None, answered=None, ownership=None, inferred=None)
+        before = cr.filter((pl.col("path") == s["path"]) & (pl.col("cr_ts") <= s["first"]))
+        unanswered = pl.col("answered_at").is_null() | (pl.col("answered_at") > s["first"])
+        if s["producer_id"] is None or s["connection"] is None:
+            near = before.filter(unanswered & (pl.col("cr_ts") >= s["first"] - INFER_WINDOW))
+            for col in ("connection", "topic"):
+                if s[col] is not None:
+                    near = near.filter(pl.col(col) == s[col])
+            ids = near.select("connection", "producer_id", "topic").unique()
+            if ids.height == 1:
+                r = rows(near.sort("cr_ts").tail(1))[0]
+                s["inferred"] = r["cr_row"]
+                s["creating"] = r["cr_row"]
+                for col in ("connection", "producer_id", "topic"):
+                    if s[col] is None:
+                        s[col] = r[col]
+        else:
+            mine = before.filter((pl.col("connection") == s["connection"]) & (pl.col("producer_id") == s["producer_id"]))
+            if mine.height:
+                last = rows(mine.tail(1))[0]
+                if last["answered_at"] is None or last["answered_at"] > s["first"]:
+                    s["creating"] = last["cr_row"]
+                else:  # the future of the last creation did complete: nothing dangles from it
+                    s["answered"] = {"creation": last["cr_row"], "line": last["answer"], "event": last["answer_event"], "at": last["answered_at"]}
+        if s["creating"] is not None and s["topic"] is not None:
+            c_ts = s["creating"]["ts"]
+            w = warn.filter(
+                (pl.col("path") == s["path"]) & (pl.col("topic") == s["topic"])
+                & pl.col("ts").is_between(c_ts + OWNERSHIP_WINDOW[0], c_ts + OWNERSHIP_WINDOW[1])
+            )
+            if w.height:
+                s["ownership"] = rows(w.with_columns(_d=(pl.col("ts") - c_ts).abs()).sort("_d").head(1).drop("_d"))[0]
+    return out
 
 
 def _unload_for(ev: pl.DataFrame, s: dict) -> dict | None:
     """The bundle unload this stuck producer's dangling creation happened in."""
-    anchor = s["creating_ts"] or s["first"]
+    anchor = (s["creating"] or {}).get("ts") or (s["answered"] or {}).get("creation", {}).get("ts") or s["first"]
     ns = _namespace(s["topic"])
     if anchor is None or ns is None:
         return None
@@ -283,12 +343,20 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
             "client": client,
             "client_link": how,
             "dangling_creation_line": int(s["creating"]["line"]) if s["creating"] else None,
+            "answered_creation_line": int(s["answered"]["creation"]["line"]) if s["answered"] else None,
+            "identity_from_line": int(s["inferred"]["line"]) if s["inferred"] else None,
         })
         if s["creating"]:
-            evid.append(evidence(s["creating"], f"producer {s['producer_id']} on {safe(s['connection'])}: creation that never completed"))
+            evid.append(evidence(s["creating"], f"{_who(s)}: creation that never completed"
+                                 + (" (the rejections name no producer: it is the only unanswered creation before them)" if s["inferred"] else "")))
+        if s["answered"]:
+            evid.append(evidence(s["answered"]["creation"], f"{_who(s)}: the last creation before the rejections"))
+            ans = ev.filter((pl.col("path") == s["path"]) & (pl.col("line") == s["answered"]["line"]))
+            if ans.height:
+                evid.append(evidence(rows(ans.head(1))[0], f"…answered with {'Failed to add producer' if s['answered']['event'] == 'producer_add_failed' else 'Created new producer'}: its future completed"))
         if s["ownership"]:
             evid.append(evidence(s["ownership"], "the ownership check that threw"))
-        evid.append(evidence(s["first_row"], f"first rejected retry of producer {s['producer_id']}"))
+        evid.append(evidence(s["first_row"], f"first rejected retry of {_who(s, short=True)}"))
         evid.append(evidence(s["last_row"], f"last rejected retry ({s['attempts']} in all)" + (", still failing when the log ends" if still_stuck else "")))
         for r in links:
             evid.append(evidence(r, "client side" + (": the rejection the application sees" if r["event"] == "client_producer_create_failed" else f": the client made connection {safe(s['connection'])} ({how})")))
@@ -306,12 +374,25 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
     n = len(members)
     have_creating = sum(1 for s in members if s["creating"])
     have_owner = sum(1 for s in members if s["ownership"])
+    answered = [s for s in members if s["answered"]]
+    era_facts, era_notes = _era(ctx, ev, members)
+    fixed = bool(era_facts)
     confidence = 0.45
     if have_creating:
         confidence += 0.2
         reasons.append(f"+ {have_creating} of {n} stuck producer(s) have a 'Creating producer' that never got 'Created new producer' or 'Failed to add producer' (the dangling future)")
+    elif answered:
+        confidence -= 0.1
+        a0 = answered[0]["answered"]
+        reasons.append(
+            f"- the last 'Creating producer' before the rejections (line {a0['creation']['line']}) was answered "
+            f"(line {a0['line']}, {'Failed to add producer' if a0['event'] == 'producer_add_failed' else 'Created new producer'}): that future completed"
+        )
     else:
         reasons.append("- no dangling 'Creating producer' line was found (INFO lines missing, or the log starts after it)")
+    if any(s["inferred"] for s in members):
+        confidence -= 0.05
+        reasons.append("- the rejection text names no producer: the producer is the only unanswered 'Creating producer' shortly before it")
     if have_owner:
         confidence += 0.1
         reasons.append("+ the ownership check ('not served by this instance') fired next to that creation")
@@ -328,9 +409,9 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
     if longest >= 300:
         confidence += 0.03
         reasons.append(f"+ the producer(s) stayed stuck for up to {fmt_duration(longest)} (a transient clash clears within seconds)")
-    era = _era_hint(ctx, members)
-    if era:
-        reasons.append(era)
+    reasons.extend(era_notes)
+    if fixed:
+        confidence -= 0.25
     for path in sorted({s["path"] for s in members}):
         cov = ctx.coverage(path)
         if cov is not None and not cov.has_info:
@@ -343,7 +424,7 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
     first = min(s["first"] for s in members)
     last = max(s["last"] for s in members)
     where = sorted({s["path"] for s in members})
-    who = ", ".join(f"producer {s['producer_id']} ({safe(s['topic'])}) on {safe(s['connection'])}" for s in members[:6])
+    who = ", ".join(_who(s) for s in members[:6])
     if n > 6:
         who += f" and {n - 6} more"
     if cause:
@@ -354,12 +435,31 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
         )
     else:
         story = f"On {safe(', '.join(where))}, {who} kept being rejected. "
-    if have_creating:
+    if fixed:
+        mechanism = (
+            ("Its 'Creating producer' ran into the namespace ownership check ('Namespace bundle for topic (…) not served by this instance') and was never answered. "
+             if have_owner else "Its 'Creating producer' was never answered with 'Created new producer' or 'Failed to add producer'. " if have_creating
+             else "Its last 'Creating producer' before the rejections was answered, so that future completed, yet the producer id stayed registered. " if answered
+             else "The broker log does not show the creation behind it (no unanswered 'Creating producer' before the first rejection: "
+             "INFO lines missing, the creation logged at DEBUG as in later 3.x/4.x, or the log starts later). ")
+            + "These brokers are newer than 2.5.1 (" + "; ".join(era_facts) + "), where PR #6881 catches the exception that left "
+            "the 2.4–2.5.1 creation future dangling; the same symptom has come back on later versions by other paths (#9792 on 2.6.1), "
+            "so this is one of those, not #6416/#6872 itself. "
+        )
+    elif have_creating:
         mechanism = (
             ("Its 'Creating producer' ran into the namespace ownership check ('Namespace bundle for topic (…) not served by this instance'), "
              if have_owner else "Its 'Creating producer' was never answered with 'Created new producer' or 'Failed to add producer': ")
-            + "on Pulsar 2.4–2.5.1 an exception there (the ownership check throws one during an unload) escapes "
+            + "on Pulsar up to 2.5.1 an exception there (the ownership check throws one during an unload) escapes "
             "ServerCnx.handleProducer, so the producer's creation future never completed. "
+        )
+    elif answered:
+        a0 = answered[0]["answered"]
+        mechanism = (
+            f"Its last 'Creating producer' before the rejections (line {a0['creation']['line']}) was answered with "
+            f"{'Failed to add producer' if a0['event'] == 'producer_add_failed' else 'Created new producer'} (line {a0['line']}), so that "
+            "creation's future did complete (2.5.2+ catches the exception that left it dangling on 2.4–2.5.1), yet the producer id stayed "
+            "registered on the connection: the same symptom by another path (#9792 on 2.6.1), not the 2.4–2.5.1 dangling future. "
         )
     else:
         mechanism = (
@@ -370,28 +470,37 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
     root = (
         story
         + mechanism
-        + "From then on every retry of that producer on the same connection was rejected with "
-        "'Producer with id … is already present on the connection'"
+        + "From then on every retry of that producer on the same connection was rejected as "
+        "'… already present on the connection'"
         + (f"; {still} of {n} were still being rejected when the log ends." if still else "; it stopped only when the connection was closed or the producer re-created.")
         + (f" Other producers of the same unload recovered normally ({other})." if other else "")
     )
+    what = (
+        "dangling producer future after a namespace-bundle unload" if cause and not (fixed or answered)
+        else "producer id left registered after a namespace-bundle unload" if cause
+        else "rejected as 'already present on the connection' (no unload in these logs)"
+    )
     if still:
-        title = f"{n} producer(s) stuck since {fmt_time(first)}: dangling producer future after a namespace-bundle unload"
+        title = f"{n} producer(s) stuck since {fmt_time(first)}: {what}"
     else:
-        title = (
-            f"{n} producer(s) stuck for {fmt_duration(longest)} from {fmt_time(first)} (since recovered): "
-            "dangling producer future after a namespace-bundle unload"
-        )
+        title = f"{n} producer(s) stuck for {fmt_duration(longest)} from {fmt_time(first)} (since recovered): {what}"
     stuck_now = [x for x in subjects if x["still_stuck"]]
     remediation = [
-        "Upgrade the brokers to Pulsar 2.5.2 or later (PR #6881 catches every exception from topic.addProducer, so the future can no longer dangle).",
+        (
+            "These brokers already carry the 2.5.2 fix (PR #6881): upgrade to the newest patch release of your line (PR #12900, and "
+            "PR #21155 in 2.10.6/2.11.3/3.0.2, changed how a pending or failed producer future is handled) and, if it persists there, "
+            "report it upstream with the lines below."
+        )
+        if fixed or answered
+        else "If the brokers run 2.5.1 or older: upgrade to Pulsar 2.5.2 or later (PR #6881 catches every exception from "
+        "topic.addProducer, so the future can no longer dangle).",
         (
             "Now: restart or force a reconnect of the affected client(s) so they open a new connection: "
-            + "; ".join(f"{safe(x['client'] or 'the client at ' + str(x['connection']))} (producer {x['producer_id']}, {safe(x['topic'])})" for x in stuck_now)
+            + "; ".join(_restart_target(x) for x in stuck_now)
         )
         if stuck_now
         else "Nothing to restart now: "
-        + "; ".join(f"producer {x['producer_id']} ({safe(x['topic'])}) recovered at {fmt_time(x['resolved_at'])} ({x['resolved_by']})" for x in subjects)
+        + "; ".join(f"{_who(x, short=True)} recovered at {fmt_time(x['resolved_at'])} ({x['resolved_by']})" for x in subjects)
         + ". Next time, restarting or reconnecting the client ends it at once.",
         "Until upgraded, consider pausing automatic load shedding (loadBalancerSheddingEnabled=false) or lengthening its interval, since every shed bundle can strand reconnecting producers.",
         "Fix the overload that triggers the shedding (see the pulsar.load-shedding finding for the resource over threshold).",
@@ -404,7 +513,7 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
     if transient.height:
         for t in rows(transient.head(3)):
             ruled.append(
-                f"{safe(t['path'])}: {int(t['attempts'])} 'already present' for producer {t['producer_id']} on {safe(t['connection'])} "
+                f"{safe(t['path'])}: {int(t['attempts'])} 'already present' for {_who(t, short=True)} "
                 f"cleared in {fmt_duration(t['span_s'])}" + (" with 'Created new producer'" if t["recovered_at"] else "") + ": transient, not this bug."
             )
     created_during = ev.filter(
@@ -448,13 +557,50 @@ def _recovered_in_same_unload(ev: pl.DataFrame, cause: dict, members: list[dict]
     return sum(1 for r in win.select("path", "connection", "producer_id").iter_rows() if r not in stuck)
 
 
-def _era_hint(ctx: Context, members: list[dict]) -> str | None:
-    lays = {ctx.input(s["path"]).layout for s in members if ctx.input(s["path"])}
-    if "pulsar-broker-2x" in lays:
-        return "+ the broker logs use the 2.x time-only layout and the 2.4–2.10 'Producer with id <topic>' text: consistent with an affected 2.4–2.5.1 broker"
-    if lays & {"pulsar-broker-iso"}:
-        return "- the broker logs use the post-2.7 layout: 2.5.2+ catches this exception, so another path (e.g. #9792) may be at work"
-    return None
+def _who(s: dict, short: bool = False) -> str:
+    """A producer as the log names it (some rejection texts carry no id, topic or connection)."""
+    pid, topic, conn = s.get("producer_id"), s.get("topic"), s.get("connection")
+    if pid is None and not topic and not conn:
+        return "a producer the log does not name"
+    who = f"producer {pid}" if pid is not None else "a producer"
+    if topic and not short:
+        who += f" ({safe(topic)})"
+    if conn:
+        who += f" on {safe(conn)}"
+    return who
+
+
+def _restart_target(x: dict) -> str:
+    what = ("producer " + str(x["producer_id"]) if x["producer_id"] is not None else "a producer") + (f", {safe(x['topic'])}" if x["topic"] else "")
+    if x["client"]:
+        return f"{safe(x['client'])} ({what}, connection {safe(x['connection'])})"
+    if x["connection"]:
+        return f"the client at {safe(x['connection'])} ({what})"
+    return "the client whose producer is rejected (the broker's text names no connection: look for 'Producer is already present' in the client logs)"
+
+
+def _era(ctx: Context, ev: pl.DataFrame, members: list[dict]) -> tuple[list[str], list[str]]:
+    """What the logs tell about the broker version: (facts that put it after 2.5.1, confidence reasons)."""
+    paths = sorted({s["path"] for s in members})
+    lays = {ctx.input(p).layout for p in paths if ctx.input(p)}
+    mine = ev.filter(pl.col("path").is_in(paths))
+    facts: list[str] = []
+    if "pulsar-broker-iso" in lays:
+        facts.append("the broker log uses the ISO8601_OFFSET layout Pulsar adopted after #8298, Oct 2020")
+    patterns = {s["first_row"].get("pattern") for s in members}
+    if any(p and p.endswith(".slog") for p in patterns):
+        facts.append("the rejection text is the structured-logging one of the newest Pulsar")
+    if mine.filter((pl.col("event") == "producer_add_failed") & pl.col("producer_id").is_not_null()).height:
+        facts.append("'Failed to add producer … producerId=' is the 2.8+ text")
+    if mine.filter((pl.col("event") == "producer_creating") & pl.col("raw").str.contains(", producerName=", literal=True)).height:
+        facts.append("'Creating producer. producerId=…, producerName=' is the 3.x text")
+    notes = [f"- {f}: a broker newer than 2.5.1" for f in facts]
+    if not facts and not any(s["answered"] for s in members):
+        if any(p and p.endswith(".pre-2.4") for p in patterns):
+            notes.append("+ the rejection text is the pre-2.4 one: an affected version")
+        elif "pulsar-broker-2x" in lays:
+            notes.append("+ the broker logs use the 2.x time-only layout and the 2.4–2.10 'Producer with id <topic>' text: consistent with an affected 2.4–2.5.1 broker")
+    return facts, notes
 
 
 DETECTOR = Detector(
