@@ -27,7 +27,7 @@ CLOSED_BEFORE = dt.timedelta(minutes=3)  # a broker's 'closed producer' notifica
 def stuck_on_client(ev: pl.DataFrame, covered: pl.DataFrame, ends: dict, rule: tuple[int, float, int],
                     references: list[str]) -> list[Finding]:
     """Findings for producers the client logs show rejected as already present, one per client log.
-    ``covered`` has the (topic, first, last) of the broker-side stuck stretches; ``rule`` is
+    ``covered`` has the (topic, client, first, last) of the broker-side stuck producers; ``rule`` is
     (min attempts, min span in s, many attempts)."""
     cli = ev.filter(pl.col("component") == "client")
     fails = cli.filter(pl.col("event").is_in(REJECT_EVENTS) & pl.col("error").str.contains(TEXT, literal=True) & pl.col("topic").is_not_null())
@@ -65,12 +65,16 @@ def stuck_on_client(ev: pl.DataFrame, covered: pl.DataFrame, ends: dict, rule: t
     )
     if groups.height and covered.height:
         seen = (
-            groups.select("_g", "topic", "first", "last")
-            .join(covered.select(pl.col("topic").alias("b_topic"), b_first="first", b_last="last"), how="cross")
+            groups.select("_g", "path", "topic", "first", "last")
+            .join(covered.select(pl.col("topic").alias("b_topic"), b_client="client", b_first="first", b_last="last"), how="cross")
             .filter(
-                (pl.col("b_topic").is_null() | (pl.col("b_topic") == pl.col("topic")))
-                & (pl.col("b_first") <= pl.col("last") + CLOSED_BEFORE)
-                & (pl.col("b_last") >= pl.col("first") - CLOSED_BEFORE)
+                # the broker-side finding names this client log for this topic, or it overlaps in time
+                ((pl.col("b_client") == pl.col("path")) & (pl.col("b_topic") == pl.col("topic")))
+                | (
+                    (pl.col("b_topic").is_null() | (pl.col("b_topic") == pl.col("topic")))
+                    & (pl.col("b_first") <= pl.col("last") + CLOSED_BEFORE)
+                    & (pl.col("b_last") >= pl.col("first") - CLOSED_BEFORE)
+                )
             )
             .get_column("_g")
         )

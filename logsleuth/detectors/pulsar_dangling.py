@@ -58,8 +58,9 @@ def run(ctx: Context) -> list[Finding]:
 
 
 def _broker_side(ctx: Context, ev: pl.DataFrame, ends: dict) -> tuple[list[Finding], pl.DataFrame]:
-    """The findings from the brokers' rejections, and the (topic, first, last) of every stuck stretch."""
-    covered = pl.DataFrame(schema={"topic": pl.String, "first": ev.schema["ts"], "last": ev.schema["ts"]})
+    """The findings from the brokers' rejections, and the (topic, client log, first, last) of every
+    stuck stretch they name."""
+    covered = pl.DataFrame(schema={"topic": pl.String, "client": pl.String, "first": ev.schema["ts"], "last": ev.schema["ts"]})
     present = ev.filter(pl.col("event") == "producer_already_present")
     if present.height == 0:
         return [], covered
@@ -116,9 +117,7 @@ def _broker_side(ctx: Context, ev: pl.DataFrame, ends: dict) -> tuple[list[Findi
 
     findings: list[Finding] = []
     by_cause: dict[tuple, list[dict]] = {}
-    linked = _link_dangling(ev, stuck)
-    covered = pl.DataFrame([{"topic": s["topic"], "first": s["first"], "last": s["last"]} for s in linked], schema=covered.schema)
-    for s in linked:
+    for s in _link_dangling(ev, stuck):
         for k in ("first_row", "last_row"):  # group keys are not inside the aggregated struct
             s[k].update(path=s["path"], connection=s["connection"], producer_id=s["producer_id"])
         s["cause"] = _unload_for(ev, s)
@@ -126,6 +125,10 @@ def _broker_side(ctx: Context, ev: pl.DataFrame, ends: dict) -> tuple[list[Findi
         by_cause.setdefault(key, []).append(s)
     for _, members in by_cause.items():
         findings.append(_finding(ctx, ev, members, transient, ends))
+    covered = pl.DataFrame(
+        [{"topic": x["topic"], "client": x["client"], "first": x["first_seen"], "last": x["last_seen"]} for f in findings for x in f.subjects],
+        schema=covered.schema,
+    )
     return findings, covered
 
 
