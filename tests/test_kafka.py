@@ -5,6 +5,7 @@ counting and linking rules."""
 
 from __future__ import annotations
 
+import datetime as _dt
 import html
 import json
 import re
@@ -722,3 +723,303 @@ def test_json_log_evidence_points_at_the_json_line(cli, tmp_path):
     assert quoted
     for e in quoted:
         assert e["line"] <= len(lines) and "Expiring" in lines[e["line"] - 1], e
+
+
+# ----------------------------------------------------------------------------- send() failed waiting for metadata
+
+AUDIT = "com.example.audit.AuditPublisher"
+BOOTSTRAP_FAIL = "Connection to node -1 (kafka-bootstrap/10.0.0.5:9092) could not be established. Broker may not be available."
+META_TOPIC = "org.apache.kafka.common.errors.TimeoutException: Topic audit-events not present in metadata after 60000 ms."
+META_PARTITION = ("org.apache.kafka.common.errors.TimeoutException: Partition 7 of topic orders with partition count 6 is not "
+                  "present in metadata after 60000 ms.")
+
+
+def stamp(t):
+    return t.strftime("%Y-%m-%d %H:%M:%S,") + f"{t.microsecond // 1000:03d}"
+
+
+def every(start, n, step_s):
+    return [start + _dt.timedelta(seconds=i * step_s) for i in range(n)]
+
+
+def bootstrap_down(start=_dt.datetime(2024, 5, 4, 6, 0, 0), n=30, client="producer-1", text=BOOTSTRAP_FAIL):
+    """A producer that cannot reach its bootstrap address: n failed connections to node -1, 2 s apart."""
+    return [l4j(stamp(t), "WARN", f"[Producer clientId={client}] {text}", NET) for t in every(start, n, 2)]
+
+
+def broker_unreachable(doc):
+    (f,) = of(doc, "kafka.broker-unreachable")
+    return f
+
+
+def test_metadata_wait_timeout_after_a_bootstrap_outage_is_a_failed_send(tmp_path):
+    lines = bootstrap_down() + [l4j("2024-05-04 06:01:00,000", "ERROR", f"Failed to publish event: {META_TOPIC}", AUDIT)]
+    p = write(tmp_path, "audit.log", lines)
+    doc = analyze(p, "--format", "json").json()
+    f = broker_unreachable(doc)
+    assert f["severity"] == "high"  # a record was lost: not a restart, not "nothing failed"
+    (s,) = f["subjects"]
+    assert (s["node"], s["address"], s["failed_connections"]) == (-1, "kafka-bootstrap/10.0.0.5:9092", 30)
+    assert (s["metadata_timeouts"], s["expired_records"], s["buffer_exhausted"]) == (1, 0, 0)
+    assert f["details"]["metadata_timeout_topics"] == ["audit-events"]
+    rc = f["root_cause"]
+    assert "no send() failed" not in rc and "Nothing expired" not in rc
+    assert "1 send() call failed waiting for metadata (topic audit-events, after 60000 ms)" in rc
+    assert "never accepted by the producer" in rc
+    # the evidence quotes the application's line itself, at its real line number
+    (e,) = [e for e in f["evidence"] if "record never accepted" in e["note"]]
+    assert (e["path"], e["line"]) == (str(p), 31) and e["text"] == lines[30]
+    # node -1 is bootstrap.servers, not a broker that leads partitions
+    rem = f["remediation"]
+    assert rem[0].startswith("Node -1 is a bootstrap address (bootstrap.servers), not a broker id")
+    assert "kafka-bootstrap/10.0.0.5:9092" in rem[0]
+    assert not any("Partitions led by an unreachable broker" in r for r in rem)
+    assert any("max.block.ms" in r and "make sure topic audit-events exists" in r for r in rem)
+    assert not of(doc, "kafka.delivery-timeout") and not of(doc, "kafka.buffer-exhausted")
+
+    t = analyze(p, "--format", "text").out
+    assert "[HIGH] Bootstrap broker (node -1) (kafka-bootstrap/10.0.0.5:9092) unreachable for 58.0 s (producer-1 in" in t
+    assert f"{p}:31:" in t and "metadata_timeouts=1" in t
+    assert "no send() failed" not in flat(t)
+    assert "Partitions led by an unreachable broker" not in flat(t)
+
+
+def test_metadata_wait_timeout_partition_form_in_a_stack_trace_counts_once(tmp_path):
+    lines = bootstrap_down() + [
+        l4j("2024-05-04 06:01:00,000", "ERROR", "Failed to send order 17", "com.example.orders.OrderPublisher",
+            f"java.util.concurrent.ExecutionException: {META_PARTITION}",
+            "\tat org.apache.kafka.clients.producer.KafkaProducer$FutureFailure.<init>(KafkaProducer.java:1442)",
+            f"Caused by: {META_PARTITION}"),
+        l4j("2024-05-04 06:01:05,000", "ERROR", f"Failed to send order 18: {META_PARTITION}", "com.example.orders.OrderPublisher"),
+        l4j("2024-05-04 06:09:00,000", "INFO", "published 40 orders", "com.example.orders.OrderPublisher"),
+    ]
+    p = write(tmp_path, "orders.log", lines)
+    f = broker_unreachable(analyze(p, "--format", "json").json())
+    (s,) = f["subjects"]
+    # an ExecutionException and its "Caused by:" are one failed send(): 2, not 3
+    assert s["metadata_timeouts"] == 2 and f["severity"] == "high" and s["recovered"] is True
+    assert f["details"]["metadata_timeout_topics"] == ["orders"]
+    assert "2 send() calls failed waiting for metadata (topic orders, after 60000 ms)" in f["root_cause"]
+    file_lines = p.read_text().splitlines()
+    got = {e["note"]: e["line"] for e in f["evidence"]}
+    first = got["send() failed: no metadata within max.block.ms (record never accepted)"]
+    assert first == 32 and file_lines[first - 1].startswith("java.util.concurrent.ExecutionException") and "Partition 7 of topic orders" in file_lines[first - 1]
+    assert got["last send() that failed waiting for metadata"] == 35
+
+
+def test_pre_2_0_metadata_wait_text_is_a_failed_send_too(tmp_path):
+    """Clients before 2.0 say 'Failed to update metadata after N ms.' (no topic): still a send() that failed."""
+    old = "Connection to node -1 could not be established. Broker may not be available."
+    lines = bootstrap_down(start=_dt.datetime(2018, 6, 1, 3, 0, 0), text=old) + [
+        l4j("2018-06-01 03:01:00,000", "ERROR", "Failed to publish event", AUDIT,
+            "org.apache.kafka.common.errors.TimeoutException: Failed to update metadata after 60000 ms."),
+    ]
+    p = write(tmp_path, "old.log", lines)
+    f = broker_unreachable(analyze(p, "--format", "json").json())
+    (s,) = f["subjects"]
+    assert (s["node"], s["address"], s["metadata_timeouts"]) == (-1, None, 1)
+    assert f["severity"] == "high" and f["details"]["pre_2_1"] is True
+    assert "no send() failed" not in f["root_cause"] and "never accepted" in f["root_cause"]
+    (e,) = [e for e in f["evidence"] if "record never accepted" in e["note"]]
+    assert e["line"] == 32 and "Failed to update metadata after 60000 ms." in e["text"]
+    assert any("older than 2.1" in r and "KIP-91" in r for r in f["remediation"])
+
+
+# ----------------------------------------------------------------------------- a client older than 2.1
+
+NET_OLD = "Connection to node 2 could not be established. Broker may not be available."  # <=2.0: no address
+SENDER = "org.apache.kafka.clients.producer.internals.Sender"
+
+
+def pre_2_1_client_lines():
+    """A 1.1 client: node 2 away for 11 s, two batches expire after request.timeout.ms (≤2.0 texts)."""
+    out = []
+    for i, t in enumerate(every(_dt.datetime(2019, 11, 5, 22, 30, 0), 8, 1.3)):
+        out.append(l4j(stamp(t), "WARN", f"[Producer clientId=producer-3] {NET_OLD}", NET))
+        out.append(l4j(stamp(t + _dt.timedelta(seconds=1.2)), "WARN",
+                       f"[Producer clientId=producer-3] Got error produce response with correlation id {500 + i} on topic-partition "
+                       "payments-0, retrying (2 attempts left). Error: NETWORK_EXCEPTION", SENDER))
+    out += [
+        l4j("2019-11-05 22:30:36,500", "ERROR", "Payment 991 failed", "com.example.payments.Publisher",
+            "org.apache.kafka.common.errors.TimeoutException: Expiring 5 record(s) for payments-0: 30012 ms has passed since last append"),
+        l4j("2019-11-05 22:30:39,500", "ERROR", "Payment 992 failed", "com.example.payments.Publisher",
+            "org.apache.kafka.common.errors.TimeoutException: Expiring 3 record(s) for payments-0: 30107 ms has passed since batch creation plus linger time"),
+        l4j("2019-11-05 22:35:00,000", "INFO", "published 12 payments", "com.example.payments.Publisher"),
+    ]
+    return out
+
+
+@pytest.fixture(scope="module")
+def pre_2_1(tmp_path_factory):
+    p = tmp_path_factory.mktemp("pre21") / "payments-producer.log"
+    p.write_bytes(("\n".join(pre_2_1_client_lines()) + "\n").replace("\n", "\r\n").encode())  # a Windows host: CRLF
+    return p, analyze(p, "--format", "json").json(), analyze(p, "--format", "text").out
+
+
+def test_pre_2_1_delivery_timeout_speaks_of_request_timeout(pre_2_1):
+    _, doc, _ = pre_2_1
+    (f,) = of(doc, "kafka.delivery-timeout")
+    assert per_tp(f) == {"payments-0": (8, 2)}
+    d = f["details"]
+    assert d["pre_2_1_texts"] is True
+    assert d["request_timeout_ms_at_most"] == 30012.0 and d["delivery_timeout_ms_at_most"] is None
+    c = f["cause"]
+    assert (c["kind"], c["node"], c["address"], c["failed_connections"]) == ("broker-unreachable", 2, None, 8)
+    rc = f["root_cause"]
+    assert "delivery.timeout.ms ran out" not in rc
+    assert "until request.timeout.ms ran out" in rc
+    assert "there is no delivery.timeout.ms before 2.1" in rc
+    assert "counted from its last append (a full batch) or from its creation plus linger.ms" in rc
+    words = prose(f)
+    assert "delivery.timeout.ms ran out" not in words and "lowered delivery.timeout.ms" not in words
+    assert "just past the default request.timeout.ms (30000 ms)" in " ".join(f["confidence_reasons"])
+    assert any(r.startswith("This client is older than 2.1") and "Upgrading the client to 2.1+" in r and "KIP-91" in r
+               for r in f["remediation"])
+    assert not any(r.startswith("delivery.timeout.ms (default") for r in f["remediation"])
+
+
+def test_pre_2_1_outage_advice_is_for_the_old_client(pre_2_1):
+    _, doc, _ = pre_2_1
+    f = broker_unreachable(doc)
+    assert f["details"]["pre_2_1"] is True and f["subjects"][0]["expired_records"] == 8
+    rem = " ".join(f["remediation"])
+    assert "This is a client older than 2.1" in rem and "Upgrading the client to 2.1+ (KIP-91)" in rem
+    assert "default Integer.MAX_VALUE since 2.1" not in rem
+    assert any("request.timeout.ms" in r and "<=2.0" in r for r in f["references"])
+
+
+def test_pre_2_1_crlf_file_quotes_clean_lines_at_their_numbers(pre_2_1):
+    p, doc, text = pre_2_1
+    (inp,) = doc["inputs"]
+    assert inp["line_ending"] == "crlf" and inp["layout"] == "kafka-log4j"
+    lines = p.read_bytes().decode().split("\r\n")
+    quoted = [e for fd in doc["findings"] for e in fd["evidence"]]
+    assert len(quoted) >= 5
+    for e in quoted:
+        assert "\r" not in e["text"] and lines[e["line"] - 1] == e["text"], e
+    (f,) = of(doc, "kafka.delivery-timeout")
+    assert [e["line"] for e in f["evidence"] if "expired batch" in e["note"] or "expiry" in e["note"]][:1] == [18]
+    assert "\r" not in text
+    assert "[CRITICAL] 8 records expired undelivered on 1 partition" in text
+    assert "until request.timeout.ms ran out" in flat(text)
+    assert "delivery.timeout.ms ran out" not in flat(text)
+
+
+# ----------------------------------------------------------------------------- restarts and long outages with nothing lost
+
+
+def restart(node, start, down_s=15, client="producer-1"):
+    """What a client sees of one broker restart: the connection drops, the leader moves, reconnects fail for down_s."""
+    t0 = stamp(start)
+    out = [
+        l4j(t0, "INFO", f"[Producer clientId={client}] Node {node} disconnected.", NET),
+        l4j(t0, "WARN", f"[Producer clientId={client}] Got error produce response with correlation id {100 * node} on topic-partition "
+            f"orders-{node}, retrying (2147483646 attempts left). Error: NOT_LEADER_OR_FOLLOWER", SENDER),
+    ]
+    for t in every(start + _dt.timedelta(seconds=3), down_s // 3, 3):
+        out.append(l4j(stamp(t), "WARN", f"[Producer clientId={client}] Connection to node {node} (kafka-{node}/10.0.0.{node}:9092) "
+                       "could not be established. Broker may not be available.", NET))
+    return out
+
+
+def rolling_restart(gap_s):
+    """Brokers 1, 2, 3 restarted one after another (each away 15 s, gap_s between them); nothing expires."""
+    start = _dt.datetime(2024, 5, 5, 3, 0, 0)
+    lines = []
+    for i, node in enumerate((1, 2, 3)):
+        lines += restart(node, start + _dt.timedelta(seconds=i * (15 + gap_s)))
+    end = start + _dt.timedelta(seconds=3 * (15 + gap_s) + 600)
+    return lines + [l4j(stamp(end), "INFO", "published 1200 orders", APP)]
+
+
+@pytest.mark.parametrize("gap_s", [585, 90])
+def test_rolling_restart_is_one_low_finding_per_broker(cli, tmp_path, gap_s):
+    p = write(tmp_path, "orders.log", rolling_restart(gap_s))
+    doc = analyze(p, "--format", "json").json()
+    found = sorted(of(doc, "kafka.broker-unreachable"), key=lambda f: f["subjects"][0]["node"])
+    assert [f["subjects"][0]["node"] for f in found] == [1, 2, 3]
+    for f in found:
+        (s,) = f["subjects"]
+        assert f["severity"] == "low", f["title"]
+        assert (s["duration_s"], s["failed_connections"], s["recovered"]) == (15.0, 5, True)
+        assert (s["expired_records"], s["buffer_exhausted"], s["metadata_timeouts"]) == (0, 0, 0)
+        assert f["details"]["other_nodes"] == []
+        assert "what a broker restart (a rolling restart, say) looks like from a client" in f["root_cause"]
+        assert "Nothing expired and no send() failed" in f["root_cause"]
+    # the quiet after broker 1 ends where broker 2's restart begins: never "no trouble in the next 10 minutes"
+    first = found[0]
+    assert first["details"]["quiet_after_s"] == gap_s
+    assert f"no trouble logged for {fmt_duration(gap_s)} after 2024-05-05 03:00:15 UTC" in first["root_cause"]
+    assert not of(doc, "kafka.delivery-timeout") and not of(doc, "kafka.buffer-exhausted")
+    r = cli("analyze", "--tz", "UTC", p, "--fail-on", "medium")
+    assert r.code == 0, r
+    r = cli("analyze", "--tz", "UTC", p, "--format", "text", "--fail-on", "low")
+    assert r.code == 1, r
+    assert r.out.count("[LOW] Broker node ") == 3 and "[MEDIUM]" not in r.out
+
+
+def test_a_minute_long_outage_with_nothing_lost_stays_medium(cli, tmp_path):
+    # node 2 away 10:14:00 -> 10:16:20 (140 s), then 10 quiet minutes: recovered, nothing lost
+    lines = failures(2, 14, 17)[:-1] + [l4j("2024-05-02 10:26:00,000", "INFO", "published 12 orders", APP)]
+    p = write(tmp_path, "a.log", lines)
+    f = broker_unreachable(analyze(p, "--format", "json").json())
+    (s,) = f["subjects"]
+    assert (s["duration_s"], s["recovered"], s["expired_records"]) == (140.0, True, 0)
+    assert f["severity"] == "medium"
+    assert "Nothing expired and no send() failed" in f["root_cause"] and "rolling restart" not in f["root_cause"]
+    r = cli("analyze", "--tz", "UTC", p, "--fail-on", "medium")
+    assert r.code == 1, r
+    # the same node back after 57 s is a restart (low); after exactly a minute it is not
+    for secs, severity in ((57, "low"), (60, "medium")):
+        short = [l4j(stamp(t), "WARN", "[Producer clientId=producer-1] Connection to node 2 (kafka-2/10.0.0.2:9092) could not be "
+                     "established. Broker may not be available.", NET)
+                 for t in every(_dt.datetime(2024, 5, 2, 10, 0, 0), secs // 3 + 1, 3)]
+        g = broker_unreachable(analyze(write(tmp_path, f"b{secs}.log", short + lines[-1:]), "--format", "json").json())
+        assert (g["subjects"][0]["duration_s"], g["severity"]) == (float(secs), severity)
+
+
+# ----------------------------------------------------------------------------- sends refused meanwhile
+
+METADATA = "org.apache.kafka.clients.Metadata"
+
+
+def short_outage_with(*extra):
+    """Node 2 away 27 s (a restart, were it not for the extra lines), then 10 quiet minutes."""
+    lines = [l4j(stamp(t), "WARN", "[Producer clientId=producer-1] Connection to node 2 (kafka-2/10.0.0.2:9092) could not be "
+                 "established. Broker may not be available.", NET) for t in every(_dt.datetime(2024, 5, 6, 9, 0, 0), 10, 3)]
+    return sorted(lines + list(extra)) + [l4j("2024-05-06 09:10:00,000", "INFO", "done", APP)]
+
+
+AUTH_FAILED = l4j("2024-05-06 09:00:10,000", "ERROR", "[Producer clientId=producer-1] Topic authorization failed for topics [orders, payments]", METADATA)
+INVALID = l4j("2024-05-06 09:00:12,000", "ERROR", "[Producer clientId=producer-1] Metadata response reported invalid topics [orders!]", METADATA)
+
+
+def test_topic_authorization_failure_during_an_outage_is_medium(tmp_path):
+    p = write(tmp_path, "a.log", short_outage_with(AUTH_FAILED))
+    f = broker_unreachable(analyze(p, "--format", "json").json())
+    (s,) = f["subjects"]
+    assert (s["duration_s"], s["recovered"], s["expired_records"], s["metadata_timeouts"]) == (27.0, True, 0, 0)
+    assert f["severity"] == "medium" and f["details"]["refused_sends"] == 1
+    rc = f["root_cause"]
+    assert "no send() failed" not in rc and "rolling restart" not in rc
+    assert "1 topic authorization failure (orders, payments)" in rc
+    (e,) = [e for e in f["evidence"] if e["note"] == "sends to these topics fail"]
+    assert e["line"] == 5 and "Topic authorization failed for topics [orders, payments]" in e["text"]
+    assert any("ACL" in r and "orders, payments" in r for r in f["remediation"])
+
+
+def test_invalid_topics_during_an_outage_are_medium(tmp_path):
+    doc = analyze(write(tmp_path, "a.log", short_outage_with(INVALID)), "--format", "json").json()
+    f = broker_unreachable(doc)
+    assert f["severity"] == "medium" and f["details"]["refused_sends"] == 1
+    assert "1 invalid-topic response (orders!)" in f["root_cause"] and "no send() failed" not in f["root_cause"]
+    both = broker_unreachable(analyze(write(tmp_path, "b.log", short_outage_with(AUTH_FAILED, INVALID)), "--format", "json").json())
+    assert both["details"]["refused_sends"] == 2
+    assert "1 topic authorization failure (orders, payments) and 1 invalid-topic response (orders!)" in both["root_cause"]
+
+
+def test_refused_topics_long_after_the_outage_do_not_raise_it(tmp_path):
+    late = AUTH_FAILED.replace("09:00:10", "09:05:00")
+    f = broker_unreachable(analyze(write(tmp_path, "a.log", short_outage_with(late)), "--format", "json").json())
+    assert f["severity"] == "low" and f["details"]["refused_sends"] == 0
+    assert "authorization" not in f["root_cause"]

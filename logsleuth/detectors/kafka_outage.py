@@ -9,9 +9,10 @@ The model, built from the events table with Polars (no loop over events):
   trouble    Kafka's own lines (they carry the client id) that show a drain problem: failed
              connections, disconnects, request timeouts, cancelled in-flight requests, produce
              retries, invalid-metadata warnings, metadata errors, rebootstraps.
-  episode    trouble lines of one (path, client) with no gap longer than ``EPISODE_GAP``. Its
-             node is the broker most of its node-level lines name (failed connections first);
-             its window is the first to the last trouble line.
+  episode    trouble lines of one (path, client) with no gap longer than ``EPISODE_GAP``, nor
+             longer than ``RECOVERY_QUIET`` between two different nodes (the next broker of a
+             rolling restart). Its node is the broker most of its node-level lines name (failed
+             connections first); its window is the first to the last trouble line.
   kind       ``broker-unreachable`` (connections to the node failed), ``broker-disconnects`` (the
              node dropped connections or timed requests out, but no connection failed),
              ``produce-errors`` (retries / metadata errors that name no node).
@@ -27,8 +28,9 @@ The model, built from the events table with Polars (no loop over events):
              A run belongs to the latest episode of its file (and client, when known) that started
              at or before its first exhaustion and was still going within max.block.ms (+ ``SLACK``)
              of it.
-  waits      metadata-wait timeouts (``Topic T not present in metadata after N ms.`` and the
-             partition form): send() blocked N ms (max.block.ms) for the topic's metadata and failed,
+  waits      metadata-wait timeouts (``Topic T not present in metadata after N ms.``, the
+             partition form, and the pre-2.0 ``Failed to update metadata after N ms.``): send()
+             blocked N ms (max.block.ms) for the topic's metadata and failed,
              the record was never accepted. One per log record; linked like a run, with N as the block.
   loss       per (file, episode or none): the expired records / batches linked to it, the failed
              send()s of the runs linked to it and the metadata-wait timeouts linked to it. Every
@@ -145,8 +147,15 @@ def _episodes(kev: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     )
     if tr.height == 0:
         return tr.with_columns(ep=pl.lit(None, dtype=pl.Int64)), pl.DataFrame()
-    gap = pl.col("ts").diff().over(["path", "client"])
-    tr = tr.with_columns(ep=(gap.is_null() | (gap > EPISODE_GAP)).cum_sum().cast(pl.Int64))
+    # a new episode after a quiet stretch longer than EPISODE_GAP, or longer than RECOVERY_QUIET (the
+    # first one was over) when the node changes across it: the next broker of a rolling restart
+    by = ["path", "client"]
+    gap = pl.col("ts").diff().over(by)
+    hard = pl.when(pl.col("unreachable") | pl.col("dropped") | pl.col("named")).then(pl.col("tnode"))
+    node_before = hard.shift(1).forward_fill().over(by)
+    node_after = hard.backward_fill().over(by)
+    switch = ((gap > RECOVERY_QUIET) & (node_before != node_after)).fill_null(False)
+    tr = tr.with_columns(ep=(gap.is_null() | (gap > EPISODE_GAP) | switch).cum_sum().cast(pl.Int64))
 
     # per (episode, node): how the node failed; the episode's node is the worst one
     per_node = (
@@ -435,13 +444,15 @@ def refusals(m: Model, ep: dict) -> pl.DataFrame:
 
 def pre_2_1(m: Model, path: str) -> bool:
     """The Kafka texts of this file are a client older than 2.1 (no delivery.timeout.ms): a <=2.0
-    expiry text or a failed connection without its address, and no text of a later client (the 2.1+
-    expiry, a failed connection with its address, NOT_LEADER_OR_FOLLOWER, 'Error Message:')."""
+    expiry text, a failed connection without its address or a pre-2.0 metadata wait, and no text of
+    a later client (the 2.1+ expiry, a failed connection with its address, NOT_LEADER_OR_FOLLOWER,
+    'Error Message:')."""
     k = m.kev.filter(pl.col("path") == path)
     ev = pl.col("event")
     old = k.filter(
         ((ev == "batch_expired") & pl.col("detail").is_in(list(LEGACY_EXPIRY)))
         | ((ev == "connection_failed") & pl.col("client_id").is_not_null() & pl.col("address").is_null())
+        | ((ev == "metadata_wait_timeout") & pl.col("topic").is_null())  # 'Failed to update metadata after N ms.'
     ).height
     if not old:
         return False
@@ -603,7 +614,7 @@ def episode_quotes(m: Model, ep: dict, limit_retries: int = 3) -> list[Evidence]
     return sorted(out.values(), key=lambda e: (e.ts or dt.datetime.min.replace(tzinfo=dt.timezone.utc), e.line))
 
 
-METADATA_TEXT = r"not present in metadata after \d+ ms"
+METADATA_TEXT = r"(?:not present in metadata|Failed to update metadata) after \d+ ms"
 
 
 def topics_named(topics: list) -> str:
@@ -621,9 +632,31 @@ def metadata_text(waits: pl.DataFrame) -> str:
     return topics_named(topics) + after
 
 
+REFUSED_KINDS = {  # event -> (one, many): how the refused-topic lines are named in prose
+    "topic_authorization_failed": ("topic authorization failure", "topic authorization failures"),
+    "metadata_invalid_topics": ("invalid-topic response", "invalid-topic responses"),
+}
+
+
+def refused_topics(refused: pl.DataFrame) -> list[str]:
+    """The topic names of refused-topic lines ('[orders, payments]' -> orders, payments)."""
+    t = refused.get_column("topics").drop_nulls().str.strip_chars("[] ").str.split(",").explode().str.strip_chars()
+    return t.filter(t.str.len_chars() > 0).unique().sort().to_list()
+
+
+def names_text(names: list) -> str:
+    return ", ".join(safe(t) for t in names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+
+
 def refused_text(refused: pl.DataFrame) -> str:
-    topics = refused.get_column("topics").drop_nulls().unique().sort().to_list()
-    return ", ".join(safe(t) for t in topics[:4]) + (f" and {len(topics) - 4} more" if len(topics) > 4 else "") or "topics not named"
+    """'1 topic authorization failure (orders, payments) and 1 invalid-topic response (orders!)'."""
+    parts = []
+    for event, (one, many) in REFUSED_KINDS.items():
+        r = refused.filter(pl.col("event") == event)
+        if r.height:
+            names = refused_topics(r)
+            parts.append(plural(r.height, one, many) + (f" ({names_text(names)})" if names else ""))
+    return " and ".join(parts)
 
 
 def file_end(ctx: Context, path: str) -> dt.datetime | None:
@@ -631,18 +664,30 @@ def file_end(ctx: Context, path: str) -> dt.datetime | None:
     return rep.last_ts if rep is not None else None
 
 
-def quiet_after(ctx: Context, ep: dict) -> float | None:
-    """Seconds the file goes on after the episode's last trouble line (None: the log's end is unknown)."""
-    end = file_end(ctx, ep["path"])
+def next_trouble(m: Model, ep: dict) -> dt.datetime | None:
+    """The client's next trouble line after the episode (the start of its next episode), if any."""
+    later = m.trouble.filter((pl.col("path") == ep["path"]) & (pl.col("client") == ep["client"]) & (pl.col("ts") > ep["to"]))
+    return later.get_column("ts").min() if later.height else None
+
+
+def quiet_after(ctx: Context, m: Model, ep: dict) -> float | None:
+    """Seconds without trouble of this client after the episode's last trouble line: up to its next
+    trouble, else to the end of the file (None: the log's end is unknown)."""
+    end = next_trouble(m, ep) or file_end(ctx, ep["path"])
     if end is None:
         return None
     return round(max(0.0, (end - ep["to"]).total_seconds()), 3)
 
 
-def recovered(ctx: Context, ep: dict) -> tuple[bool, str]:
-    quiet = quiet_after(ctx, ep)
+def recovered(ctx: Context, m: Model, ep: dict) -> tuple[bool, str]:
+    quiet = quiet_after(ctx, m, ep)
+    nxt = next_trouble(m, ep)
     if quiet is None:
         return False, "the log's end is unknown"
+    if nxt is not None:
+        ok = quiet >= RECOVERY_QUIET.total_seconds()
+        return ok, (f"no trouble logged for {fmt_duration(quiet)} after {fmt_time(ep['to'])}, until this client's next "
+                    f"trouble at {fmt_time(nxt)}")
     if quiet >= RECOVERY_QUIET.total_seconds():
         return True, f"no trouble logged in the {fmt_duration(quiet)} the log goes on after {fmt_time(ep['to'])}"
     return False, f"the log ends {fmt_duration(quiet)} after the last trouble line: it may still be going on"
@@ -683,7 +728,7 @@ def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
     legacy = pre_2_1(m, ep["path"])
     unreachable = ep["kind"] == "broker-unreachable"
     span = fmt_duration(ep["duration_s"])
-    ok, recovery = recovered(ctx, ep)
+    ok, recovery = recovered(ctx, m, ep)
     others = same_node_elsewhere(m, ep)
     who = client_label(ep)
     what = node_label(ep)
@@ -726,15 +771,14 @@ def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
     if meta_fails:
         story += (
             f" {plural(meta_fails, 'send() call')} failed waiting for metadata ({metadata_text(waits)}): send() blocked "
-            "for max.block.ms without learning the partitions' leaders and threw a TimeoutException. These records were "
-            "never accepted by the producer: not delivered unless the application retried them."
+            "for max.block.ms without learning the partitions' leaders and threw a TimeoutException. "
+            + ("That record was" if meta_fails == 1 else "These records were")
+            + " never accepted by the producer: not delivered unless the application retried them."
         )
     if not lost and refused.height:
         story += (
-            " Nothing expired and no send() timed out during this outage, but Kafka logged "
-            f"{plural(refused.height, 'topic authorization failure or invalid-topic response', 'topic authorization failures or invalid-topic responses')} "
-            f"for this client meanwhile ({refused_text(refused)}): send() to those topics failed"
-            + (f"; {recovery}." if ok else f", and {recovery}.")
+            f" Nothing expired and no send() timed out during this outage, but Kafka logged {refused_text(refused)} "
+            "for this client meanwhile: send() to those topics failed" + (f"; {recovery}." if ok else f", and {recovery}.")
         )
     elif not lost:
         story += " Nothing expired and no send() failed on this client: Kafka's retries covered it" + (
@@ -784,7 +828,7 @@ def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
     if not ep["not_leader_retries"] and not ep["metadata_errors"]:
         ruled_out.append("A leader change alone: no NOT_LEADER_OR_FOLLOWER / NOT_LEADER_FOR_PARTITION retries and no metadata errors")
     if not ep["auth_failures"]:
-        ruled_out.append("A TLS/SASL or firewall problem: no 'terminated during authentication' lines")
+        ruled_out.append("TLS/SASL, or a firewall cutting the handshake: no 'terminated during authentication' lines")
     if not ep["dns_failures"] and unreachable:
         ruled_out.append("A DNS failure: no UnknownHostException among the connection errors")
     if not others and (m.episodes.get_column("path").n_unique() > 1):
@@ -828,6 +872,25 @@ def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
             f"broker answers, and blocks the calling thread longer), make sure {topics_named(loss['metadata_topics'])} "
             "exists (the same text appears when it does not and auto-creation is off), and handle the exception from "
             "send() / its future in the application: retry later or persist to an outbox."
+        )
+    if refused.height:
+        denied = refused.filter(pl.col("event") == "topic_authorization_failed")
+        invalid = refused.filter(pl.col("event") == "metadata_invalid_topics")
+        todo = []
+        if denied.height:
+            todo.append(
+                f"'Topic authorization failed' ({names_text(refused_topics(denied)) or 'topics not named'}): this client's "
+                "principal lacks the ACLs to produce there; grant WRITE and DESCRIBE on those topics (kafka-acls --add "
+                "--producer --allow-principal … --topic …) or fix the topic the application sends to"
+            )
+        if invalid.height:
+            todo.append(
+                f"'invalid topics' ({names_text(refused_topics(invalid)) or 'topics not named'}): not a legal topic name "
+                "(letters, digits, '.', '_' and '-', at most 249 characters); fix the name the application sends to"
+            )
+        remediation.append(
+            "Kafka refused these topics whatever the broker's state, so restoring the broker does not fix them: "
+            + "; ".join(todo) + "."
         )
     if legacy:
         remediation.append(
@@ -898,7 +961,7 @@ def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
             "partitions_named_by_retries": list(ep.get("named_tps") or []),
             "node_window": {"from": ep.get("node_from"), "to": ep.get("node_to")},
             "recovery": recovery,
-            "quiet_after_s": quiet_after(ctx, ep),
+            "quiet_after_s": quiet_after(ctx, m, ep),
             "expired_batches": expired_batches,
             "expired_partitions": loss["expired_partitions"],
             "metadata_timeout_topics": loss["metadata_topics"],
