@@ -329,3 +329,195 @@ def test_success_after_the_error_ends_the_incident_without_a_sarama_state_line(t
     assert f["details"]["recovered_at"].replace("T", " ").startswith(first_ok[:19].replace("/", "-"))
     (s,) = f["subjects"]
     assert abs(s["stall_seconds"] - 61.1) <= 1.0 and s["kind"] == "silent"
+
+
+# ----------------------------------------------------------------------------- inputs from the new-user trial
+# (sarama's Logger off, the newest sarama texts, a log that starts inside the chain); logs written inline
+
+
+def _golog(*items, start="2024/05/02 10:14:50") -> str:
+    """Go log lines (log.LstdFlags) from (seconds after the previous line, text, sarama's line?)."""
+    import datetime as dt
+
+    t = dt.datetime.strptime(start, "%Y/%m/%d %H:%M:%S")
+    out = []
+    for delay, text, sar in items:
+        t += dt.timedelta(seconds=delay)
+        out.append(("[sarama] " if sar else "") + t.strftime("%Y/%m/%d %H:%M:%S") + " " + text)
+    return "\n".join(out) + "\n"
+
+
+def _text(r) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"-\n\s+", "-", r.out))  # undo the report's line wrapping
+
+
+OOB = "kafka: client has run out of available brokers to talk to (Is your cluster reachable?)"
+DELIVERED = [(1, f"message {i} delivered to partition 0 at offset {8630 + i}", False) for i in range(1, 6)]
+BREAKER = [(1, f"send of message {i} failed: kafka: Failed to produce message to topic orders: circuit breaker is open", False) for i in (7, 8)]
+
+
+def test_sarama_logger_off_stall_from_the_application_lines(tmp_path):
+    """sarama discards its Logger by default: deliveries every second, a 3-minute gap, then the
+    application's own 'failed after 180.85s: … run out of available brokers' and the open breaker."""
+    p = tmp_path / "orders-app-only.log"
+    p.write_text(_golog(*DELIVERED, (182, f"send of message 6 failed after 180.85s: {OOB}", False), *BREAKER))
+    f = one(p)
+    (s,) = f["subjects"]
+    assert s["sarama_logger"] == "off" and s["kind"] == "blackhole" and s["topic_partition"] == "orders/?"
+    assert abs(s["stall_seconds"] - 182.0) <= 0.01 and s["send_seconds"] == 180.85 and s["start_estimated"] is False
+    b = budget(f)
+    assert b["unseen"]["seconds"] == 180.85 and abs(b["idle"]["seconds"] - 1.15) <= 0.01
+    assert abs(sum(x["seconds"] for x in b.values()) - s["stall_seconds"]) < 0.01
+    assert f["details"]["model"]["fits"] is True and abs(f["details"]["model"]["seconds"] - 180.85) <= 0.01
+    assert f["confidence"] < 0.7  # only the application's lines: lower than a full chain (0.9)
+    assert any('sarama.Logger = log.New(os.Stderr, "[sarama] ", log.LstdFlags)' in r for r in f["remediation"])
+    assert s["breaker_open_periods"] == 1
+    out = _text(run("analyze", "--tz", "UTC", p, "--format", "text"))
+    assert "Findings: none" not in out
+    assert "sarama's Logger was off" in out and "inside the failing send, not broken down" in out
+    assert "the application measured 180.85 s" in out
+
+
+def test_sarama_logger_off_without_a_figure_uses_the_gap_and_the_pace(tmp_path):
+    p = tmp_path / "app.log"
+    p.write_text(_golog(*DELIVERED, (182, f"send failed: {OOB}", False), *BREAKER))
+    f = one(p)
+    (s,) = f["subjects"]
+    assert s["sarama_logger"] == "off" and abs(s["idle_seconds"] - 1.0) <= 0.01 and abs(s["send_seconds"] - 181.0) <= 0.01
+
+
+@pytest.mark.parametrize(
+    "items",
+    [
+        # an error a second after the last delivery, then deliveries again: no stall
+        [*DELIVERED, (1, f"send of message 6 failed: {OOB}", False), *DELIVERED],
+        # the application's own figure says the send was fast (a refused broker)
+        [*DELIVERED, (1, f"send of message 6 failed after 0.85s: {OOB}", False), *BREAKER, *DELIVERED],
+        # a long quiet time, but no pace to compare it with and no figure
+        [(0, "service started", False), (300, f"send failed: {OOB}", False)],
+        # the error is the first line: nothing tells how long the send took
+        [(0, f"send failed: {OOB}", False), *DELIVERED],
+        # a closed broker fails at once: a gap before EOF is not sarama's wait
+        [*DELIVERED, (120, "send failed: kafka: Failed to produce message to topic orders: EOF", False), *DELIVERED],
+        # only the breaker's instant failures
+        [*DELIVERED, *BREAKER, *DELIVERED],
+    ],
+    ids=["quick-error", "fast-figure", "no-pace", "first-line", "eof", "breaker-only"],
+)
+def test_sarama_logger_off_a_single_surfaced_error_is_no_alarm(tmp_path, items):
+    p = tmp_path / "app.log"
+    p.write_text(_golog(*items))
+    doc = analyze(p)
+    assert doc["summary"]["events"] >= 1  # the error text was recognised as sarama's
+    assert stalls(doc) == []
+
+
+NEWEST = [
+    (0, "message 1 delivered", False),
+    (1, "producer/broker/1 state change to [closing] because write tcp 10.0.0.5:53422->10.0.0.7:9092: i/o timeout", True),
+    (0, "client/brokers close broker #1 at kafka-1:9092 due to socket error: write tcp 10.0.0.5:53422->10.0.0.7:9092: i/o timeout", True),
+    (0, "producer/leader/orders/0 state change to [retrying-1]", True),
+    (0, "producer/leader/orders/0 abandoning broker 1", True),
+    (0, "client/metadata fetching metadata for [orders] from broker kafka-1:9092", True),
+    (30, "Failed to connect to broker kafka-1:9092: dial tcp 10.0.0.7:9092: i/o timeout", True),
+    (0, "client/metadata got error from broker 1 while fetching metadata: dial tcp 10.0.0.7:9092: i/o timeout", True),
+    (0, "client/metadata skipping last retries as we would go past the metadata timeout", True),
+    (0, "Failed retrying batch for orders-0 because of kafka: client has run out of available brokers to talk to: dial tcp 10.0.0.7:9092: i/o timeout while looking up for new leader", True),
+    (0, "kafka: Failed to produce message to topic orders: kafka: client has run out of available brokers to talk to: dial tcp 10.0.0.7:9092: i/o timeout", True),
+]
+
+
+def test_newest_texts_write_timeout_counted_once_and_metadata_timeout(tmp_path):
+    p = tmp_path / "newest-texts.log"
+    p.write_text(_golog(*NEWEST, start="2024/05/02 14:00:00"))
+    f = one(p)
+    (s,) = f["subjects"]
+    b = budget(f)
+    # the [closing] line and the 'close broker … due to socket error' line are one failure
+    assert s["write_timeouts"] == 1 and b["produce_write_timeout"]["count"] == 1 and s["read_timeouts"] == 0
+    ruled = " ".join(f["ruled_out"])
+    assert "'write tcp'" in ruled and "read tcp" not in ruled
+    # the refresh stopped at Metadata.Timeout, so the model stops it too and fits the log
+    m = f["details"]["model"]
+    assert m["metadata_refresh_cut"] is True and m["shape"]["first"] == "Net.WriteTimeout"
+    assert m["fits"] is True and abs(m["seconds"] - 31.1) <= 0.01
+    inf = f["details"]["inferred"]["Metadata.Timeout"]
+    assert inf["range"] == [0.0, 30.25]
+    assert not any("several brokers" in r for r in f["confidence_reasons"])
+    out = _text(run("analyze", "--tz", "UTC", p, "--format", "text"))
+    assert "the error says 'read tcp'" not in out
+    assert "1 produce write timeout of ≈1 s;" in out
+    assert "Metadata.Timeout is at most 30.25 s" in out
+
+
+def test_metadata_timeout_passed_is_compared_with_the_log(tmp_path):
+    p = tmp_path / "newest-texts.log"
+    p.write_text(_golog(*NEWEST, start="2024/05/02 14:00:00"))
+    f = one(p, "--sarama-config", "Metadata.Timeout=30s")
+    assert f["details"]["config"]["mismatches"] == []
+    assert f["details"]["config"]["used_for_model"]["Metadata.Timeout"] == 30.0
+    assert abs(f["details"]["model"]["seconds"] - 31.1) <= 0.01
+    f = one(p, "--sarama-config", "Metadata.Timeout=2m")
+    (m,) = f["details"]["config"]["mismatches"]
+    assert "Metadata.Timeout=120s" in m and "30.25 s" in m
+
+
+def test_refused_ruled_out_quotes_the_eof_it_saw(tmp_path):
+    p = tmp_path / "inventory-refused.log"
+    lines = [
+        (0, "Connected to broker at kafka-1:9092 (registered as #1)", True),
+        (0, "message 1 delivered to partition 0 at offset 100", False),
+        (1, "producer/broker/1 state change to [closing] because EOF", True),
+        (0, "Closed connection to broker kafka-1:9092", True),
+        (0, "producer/leader/orders/0 state change to [retrying-1]", True),
+        (0, "producer/leader/orders/0 abandoning broker 1", True),
+        (0, "client/metadata fetching metadata for [orders] from broker kafka-1:9092", True),
+        (0, "client/metadata got error from broker -1 while fetching metadata: EOF", True),
+        (0, "Failed to connect to broker kafka-1:9092: dial tcp 10.0.0.7:9092: connect: connection refused", True),
+        (0, "client/metadata no available broker to send metadata request to", True),
+        (0, f"send failed: {OOB}", False),
+        (1, "send failed: circuit breaker is open", False),
+    ]
+    p.write_text(_golog(*lines, start="2024/05/02 11:00:00"))
+    f = one(p)
+    assert f["cause"]["kind"] == "refused"
+    ruled = " ".join(f["ruled_out"])
+    assert "'EOF'" in ruled and "read tcp" not in ruled
+
+
+MID = [
+    (0, "client/metadata no available broker to send metadata request to", True),
+    (0, "client/brokers resurrecting 1 dead seed brokers", True),
+    (0, "client/metadata retrying after 250ms... (3 attempts remaining)", True),
+    (0, "client/metadata fetching metadata for [orders] from broker kafka-1:9092", True),
+    (30, "Failed to connect to broker kafka-1:9092: dial tcp 10.0.0.7:9092: i/o timeout", True),
+    (0, "client/metadata got error from broker -1 while fetching metadata: dial tcp 10.0.0.7:9092: i/o timeout", True),
+    (0, "client/metadata no available broker to send metadata request to", True),
+    (0, "client/brokers resurrecting 1 dead seed brokers", True),
+    (0, "client/metadata retrying after 250ms... (2 attempts remaining)", True),
+    (0, "client/metadata fetching metadata for [orders] from broker kafka-1:9092", True),
+    (30, "Failed to connect to broker kafka-1:9092: dial tcp 10.0.0.7:9092: i/o timeout", True),
+    (0, "client/metadata got error from broker -1 while fetching metadata: dial tcp 10.0.0.7:9092: i/o timeout", True),
+    (0, "client/metadata no available broker to send metadata request to", True),
+]
+
+
+@pytest.mark.parametrize("figure", [True, False])
+def test_log_that_starts_inside_the_chain(tmp_path, figure):
+    p = tmp_path / "orders-blackhole-midincident.log"
+    err = f"send of message 6 failed after 180.85s: {OOB}" if figure else f"send of message 6 failed: {OOB}"
+    p.write_text(_golog(*MID, (0, err, False), *BREAKER, start="2024/05/02 10:16:55"))
+    f = one(p)
+    (s,) = f["subjects"]
+    assert s["start_estimated"] is True and f["details"]["log_starts_inside_chain"] is True
+    reasons = " ".join(f["confidence_reasons"])
+    assert "the log starts inside the failure chain" in reasons and "several brokers" not in reasons
+    if figure:
+        assert s["stall_seconds"] == 180.85 and s["send_seconds"] == 180.85
+        assert abs(budget(f)["before_log"]["seconds"] - (180.85 - 60)) <= 0.01
+        assert s["from"].replace("T", " ").startswith("2024-05-02 10:14:54.15")
+        assert f["details"]["model"]["fits"] is True
+        assert "from the start of the failing send as the application measured it" in _text(run("analyze", "--tz", "UTC", p, "--format", "text"))
+    else:
+        assert abs(s["stall_seconds"] - 60) <= 0.01 and s["send_seconds"] is None and "before_log" not in budget(f)
+        assert "stalled at least 60 s" in f["root_cause"]

@@ -29,7 +29,7 @@ import polars as pl
 from logsleuth.errors import LogsleuthError
 
 from logsleuth.detectors.base import Context, Detector, evidence, safe
-from logsleuth.detectors.sarama_config import DEFAULTS
+from logsleuth.detectors.sarama_config import DEFAULTS, parse_duration
 from logsleuth.findings import Finding
 
 ID = "sarama.retry-redial-stall"
@@ -54,6 +54,11 @@ APP_ERROR_RE = (
 SARAMA_LINE_RE = r"^(?:producer|client|consumer|broker)/|^(?:Connected to broker|Closed connection to broker|Failed to connect to broker)"
 NEW_INCIDENT_GAP_S = 600.0  # with no application line in between, a quiet gap this long separates two incidents
 BREAKER_TIMEOUT_S = 10.0  # breaker.New(3, 1, 10*time.Second) in async_producer.go
+# with sarama's Logger off only the application's lines are left: a send is reported as a stall when the
+# application measured it at UNSEEN_MIN_S or more, or (no figure) when the gap before its error is that
+# long and UNSEEN_CADENCE_FACTOR times its usual interval between lines (a refused broker fails in < 1 s)
+UNSEEN_MIN_S = 5.0
+UNSEEN_CADENCE_FACTOR = 3.0
 
 # budget components: key -> (label, sarama setting)
 COMPONENTS = {
@@ -66,8 +71,34 @@ COMPONENTS = {
     "dial_refused": ("refused dial", None),
     "retry_backoff": ("producer retry back-off", "Producer.Retry.Backoff"),
     "metadata_backoff": ("metadata back-off", "Metadata.Retry.Backoff"),
+    "before_log": ("before the log begins (the chain started earlier; from the application's own figure)", None),
+    "unseen": ("inside the failing send, not broken down (sarama's Logger was off)", None),
     "other": ("between other lines", None),
 }
+# the line that opens a failure chain: the produce request failed on the broker's connection
+OPENING_EVENTS = ("sarama_broker_closing", "sarama_broker_retrying", "sarama_broker_socket_error")
+# sarama's lines of a client that works (before the chain they show the log did not start inside it)
+HEALTHY_EVENTS = [
+    "sarama_leader_selected", "sarama_connected", "sarama_client_init", "sarama_client_ready", "sarama_broker_open",
+    "sarama_broker_starting", "sarama_broker_registered",
+]
+READ_TIMEOUTS = ("produce_read_timeout", "metadata_read_timeout")
+WRITE_TIMEOUTS = ("produce_write_timeout", "metadata_write_timeout")
+PRODUCE_TIMEOUTS = ("produce_read_timeout", "produce_write_timeout")
+# the application's own measure of how long the failing send took: 'failed after 180.85s', 'took 3m0.85s'
+FIGURE_RE = re.compile(r"\b(?:after|took|elapsed|duration)[=:]?\s*((?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+)(?!\w)")
+# what the error of the first wait says, and so which wait it was (reference §C.3: "The error text
+# ('read tcp' vs 'write tcp' vs 'dial tcp') tells which")
+FIRST_WAIT_RULED_OUT = {
+    "read tcp": "Net.WriteTimeout as the first wait: the error says 'read tcp', so the produce request was written and the client waited Net.ReadTimeout for the answer (a small produce request does not block on write).",
+    "write tcp": "Net.ReadTimeout as the first wait: the error says 'write tcp', so the produce request itself could not be written within Net.WriteTimeout; no answer was awaited yet.",
+    "dial tcp": "Net.ReadTimeout and Net.WriteTimeout as the first wait: the error says 'dial tcp', so no connection was open and the first wait was Net.DialTimeout.",
+    "connection refused": "a timeout as the first wait: the error says 'connection refused', so the dial failed at once.",
+    "EOF": "Net.ReadTimeout and Net.WriteTimeout as the first wait: the error says 'EOF', so the broker closed the connection and no timeout fired.",
+    "connection reset": "Net.ReadTimeout and Net.WriteTimeout as the first wait: the error says 'connection reset', so the broker reset the connection and no timeout fired.",
+    "broken pipe": "Net.ReadTimeout and Net.WriteTimeout as the first wait: the error says 'broken pipe', so the broker had closed the connection and no timeout fired.",
+}
+SARAMA_LOGGER_HINT = 'sarama.Logger = log.New(os.Stderr, "[sarama] ", log.LstdFlags)'
 
 KIND_TEXT = {
     "blackhole": (
@@ -88,57 +119,112 @@ KIND_TEXT = {
 # ----------------------------------------------------------------------------- the measured model
 
 
-def model_seconds(kind: str, c: dict) -> float:
+def _refresh(c: dict, dial: float, seed_read: float | None) -> dict:
+    """The retry's metadata refresh (client.go tryRefreshMetadata): the first round asks the seed on its
+    idle connection (``seed_read`` seconds; None when the chain shows no such read) and dials the
+    broker, then each of Metadata.Retry.Max retries waits Metadata.Retry.Backoff and dials again.
+    With Metadata.Timeout > 0 (newer sarama) the refresh stops at its deadline: no new broker is asked
+    once it has passed ('not fetching metadata from broker …') and no retry is started whose back-off
+    would pass it ('skipping last retries as we would go past the metadata timeout')."""
+    m, mb = int(c["Metadata.Retry.Max"]), float(c["Metadata.Retry.Backoff"])
+    limit = float(c.get("Metadata.Timeout") or 0.0)
+
+    def past(t: float, extra: float) -> bool:
+        return limit > 0 and t + extra >= limit - 1e-9
+
+    t, dials, backoffs, cut = 0.0, 0, 0, False
+    for wait, is_dial in ([(seed_read, False)] if seed_read is not None else []) + [(dial, True)]:
+        if past(t, 0.0):
+            cut = True
+            break
+        t += wait
+        dials += int(is_dial)
+    for _ in range(0 if cut else m):
+        if past(t, mb):
+            cut = True
+            break
+        t += mb + dial
+        backoffs += 1
+        dials += 1
+    return {"seconds": t, "dials": dials, "backoffs": backoffs, "seed_reads": int(seed_read is not None), "cut": cut}
+
+
+def model_parts(kind: str, c: dict, shape: dict | None = None) -> dict:
     """How long a failing SendMessage takes (sarama 1.22.1, one broker that is also the seed),
-    the model that fits every measured run within 10 ms (reference sarama-timing.md)."""
+    the model that fits every measured run within 10 ms (reference sarama-timing.md), as a total and
+    its terms per setting. ``shape`` says what the log shows of the chain: ``first``, the setting
+    of the produce request's own wait (Net.ReadTimeout, or Net.WriteTimeout when the error says
+    'write tcp'); ``seed_read``, whether the retry's metadata refresh first waited on the seed's idle
+    connection (1.22.1 does; newer versions close the connection on the socket error)."""
+    shape = shape or {}
+    first_key = shape.get("first", "Net.ReadTimeout")
     d, r, rb = float(c["Net.DialTimeout"]), float(c["Net.ReadTimeout"]), float(c["Producer.Retry.Backoff"])
-    m, mb, retries = int(c["Metadata.Retry.Max"]), float(c["Metadata.Retry.Backoff"]), int(c["Producer.Retry.Max"])
-    if kind == "blackhole":
-        if retries == 0:
-            return r
-        return r + rb + r + (1 + m) * d + m * mb
-    if kind == "refused":
-        return 0.0 if retries == 0 else rb + m * mb
-    return (retries + 1) * r + retries * rb  # silent
+    first, retries = float(c[first_key]), int(c["Producer.Retry.Max"])
+    terms: dict[str, float] = {}
 
+    def add(key: str, v: float) -> None:
+        terms[key] = terms.get(key, 0.0) + v
 
-def model_formula(kind: str, retries: int) -> str:
-    if kind == "blackhole":
-        if retries == 0:
-            return "Net.ReadTimeout (the next send then pays the metadata/dial path)"
-        return "2 × Net.ReadTimeout + Producer.Retry.Backoff + (1 + Metadata.Retry.Max) × Net.DialTimeout + Metadata.Retry.Max × Metadata.Retry.Backoff"
-    if kind == "refused":
-        return "Producer.Retry.Backoff + Metadata.Retry.Max × Metadata.Retry.Backoff"
-    return "(Producer.Retry.Max + 1) × Net.ReadTimeout + Producer.Retry.Max × Producer.Retry.Backoff"
-
-
-def dominant(kind: str, c: dict) -> tuple[str, float]:
-    """The setting whose term weighs most in the model, and that term in seconds."""
-    d, r = float(c["Net.DialTimeout"]), float(c["Net.ReadTimeout"])
-    m, mb, retries = int(c["Metadata.Retry.Max"]), float(c["Metadata.Retry.Backoff"]), int(c["Producer.Retry.Max"])
-    if kind == "blackhole":
-        terms = {"Net.DialTimeout": (1 + m) * d, "Net.ReadTimeout": 2 * r if retries else r, "Metadata.Retry.Backoff": m * mb}
-    elif kind == "refused":
-        terms = {"Metadata.Retry.Backoff": m * mb, "Producer.Retry.Backoff": float(c["Producer.Retry.Backoff"])}
+    refresh = None
+    if kind == "silent":
+        add(first_key, (retries + 1) * first)
+        add("Producer.Retry.Backoff", retries * rb)
+    elif retries == 0:
+        if kind == "blackhole":
+            add(first_key, first)
     else:
-        terms = {"Net.ReadTimeout": (retries + 1) * r, "Producer.Retry.Backoff": retries * float(c["Producer.Retry.Backoff"])}
+        black = kind == "blackhole"
+        refresh = _refresh(c, d if black else 0.0, (r if black else 0.0) if shape.get("seed_read", True) else None)
+        if black:
+            add(first_key, first)
+            if refresh["seed_reads"]:
+                add("Net.ReadTimeout", r)
+            add("Net.DialTimeout", refresh["dials"] * d)
+        add("Producer.Retry.Backoff", rb)
+        add("Metadata.Retry.Backoff", refresh["backoffs"] * float(c["Metadata.Retry.Backoff"]))
+    return {"seconds": sum(terms.values()), "terms": terms, "refresh": refresh}
+
+
+def model_seconds(kind: str, c: dict, shape: dict | None = None) -> float:
+    return model_parts(kind, c, shape)["seconds"]
+
+
+def model_formula(kind: str, retries: int, shape: dict | None = None, cut: bool = False) -> str:
+    shape = shape or {}
+    first_key = shape.get("first", "Net.ReadTimeout")
+    seed = shape.get("seed_read", True)
+    if kind == "blackhole":
+        if retries == 0:
+            return f"{first_key} (the next send then pays the metadata/dial path)"
+        head = "2 × Net.ReadTimeout" if first_key == "Net.ReadTimeout" and seed else first_key + (" + Net.ReadTimeout" if seed else "")
+        text = f"{head} + Producer.Retry.Backoff + (1 + Metadata.Retry.Max) × Net.DialTimeout + Metadata.Retry.Max × Metadata.Retry.Backoff"
+        return text + (", the metadata refresh cut short at Metadata.Timeout" if cut else "")
+    if kind == "refused":
+        return "Producer.Retry.Backoff + Metadata.Retry.Max × Metadata.Retry.Backoff" + (", cut short at Metadata.Timeout" if cut else "")
+    return f"(Producer.Retry.Max + 1) × {first_key} + Producer.Retry.Max × Producer.Retry.Backoff"
+
+
+def dominant(kind: str, c: dict, shape: dict | None = None) -> tuple[str, float]:
+    """The setting whose term weighs most in the model, and that term in seconds."""
+    terms = model_parts(kind, c, shape)["terms"] or {"Producer.Retry.Backoff": 0.0}
     key = max(terms, key=lambda k: terms[k])
     return key, terms[key]
 
 
-def suggest(kind: str, c: dict) -> dict:
+def suggest(kind: str, c: dict, shape: dict | None = None) -> dict:
     """The change worth making for this kind of outage (settings in seconds / counts)."""
     out: dict = {}
     read_floor = float(c["Producer.Timeout"]) + 2.0  # the broker may hold a produce request up to Producer.Timeout
+    uses_read = "Net.ReadTimeout" in model_parts(kind, c, shape)["terms"]
     if kind == "blackhole":
         if float(c["Net.DialTimeout"]) > 5.0:
             out["Net.DialTimeout"] = 5.0
         elif int(c["Metadata.Retry.Max"]) > 1:
             out["Metadata.Retry.Max"] = 1
-        if float(c["Net.ReadTimeout"]) > read_floor:
+        if uses_read and float(c["Net.ReadTimeout"]) > read_floor:
             out["Net.ReadTimeout"] = read_floor
     elif kind == "silent":
-        if float(c["Net.ReadTimeout"]) > read_floor:
+        if uses_read and float(c["Net.ReadTimeout"]) > read_floor:
             out["Net.ReadTimeout"] = read_floor
         if int(c["Producer.Retry.Max"]) > 1:
             out["Producer.Retry.Max"] = 1
@@ -205,7 +291,7 @@ def _lines(ctx: Context, path: str, ev: pl.DataFrame) -> pl.DataFrame:
         | pl.col("logger").fill_null("").str.to_lowercase().eq("sarama")
         | pl.col("msg").fill_null("").str.contains(SARAMA_LINE_RE)
     )
-    df = df.with_columns(internal=internal, app_error=app_error, chain=chain_ev | app_error)
+    df = df.with_columns(internal=internal, app_error=app_error, chain=chain_ev | app_error, sarama_line=looks_sarama)
     df = df.with_columns(ok=pl.col("chain").not_() & looks_sarama.not_() & pl.col("ts").is_not_null())
     # An ok line ends an incident only when the leader is back (the last state before it is
     # 'selected broker'), or when the chain has been quiet for long. Other goroutines of
@@ -232,8 +318,9 @@ def _lines(ctx: Context, path: str, ev: pl.DataFrame) -> pl.DataFrame:
     return df.drop("_state", "_state_ts", "_last", "_last_ts")
 
 
-def _incidents(df: pl.DataFrame) -> list[tuple[int, int]]:
-    """(first, last) row indexes of the segments that hold a failure chain with sarama's own lines."""
+def _incidents(df: pl.DataFrame, unseen: bool = False) -> list[tuple[int, int]]:
+    """(first, last) row indexes of the segments that hold a failure chain with sarama's own lines (with
+    ``unseen``, sarama's Logger off, any segment with an error sarama handed to the application)."""
     segs = (
         df.group_by("seg")
         .agg(
@@ -242,7 +329,7 @@ def _incidents(df: pl.DataFrame) -> list[tuple[int, int]]:
             chain=pl.col("chain").any(),
             sarama_chain=(pl.col("chain") & pl.col("internal")).any(),
         )
-        .filter(pl.col("chain") & pl.col("sarama_chain"))
+        .filter(pl.col("chain") & (pl.col("sarama_chain") | unseen))
         .sort("first")
     )
     return [(r["first"], r["last"]) for r in segs.iter_rows(named=True)]
@@ -279,23 +366,28 @@ def _has(row: dict, *names: str) -> bool:
 
 def _net_kind(err: str | None) -> str | None:
     """read | write | dial timeout, refused, closed (EOF/reset), or None."""
-    e = err or ""
-    if "i/o timeout" in e:
-        for k in ("dial", "read", "write"):
-            if re.search(rf"\b{k} tcp\b", e):
-                return k
-        return "read"
-    if "connection refused" in e:
-        return "refused"
-    if re.search(r"\bEOF\b|connection reset|broken pipe", e):
-        return "closed"
-    return None
+    tok = _net_token(err)
+    if tok is None:
+        return "read" if "i/o timeout" in (err or "") else None
+    return {"dial tcp": "dial", "read tcp": "read", "write tcp": "write", "connection refused": "refused"}.get(tok, "closed")
+
+
+def _same_failure(prev: dict, cur: dict) -> bool:
+    """Newer sarama logs one socket error twice: the producer's '[closing] because E' (or the metadata
+    'got error … E') and the client's 'close broker … due to socket error: E'. The second line ends no wait."""
+    pair = ("sarama_broker_closing", "sarama_broker_socket_error", "sarama_metadata_error")
+    if not (_has(cur, *pair) and _has(prev, *pair) and (_has(cur, "sarama_broker_socket_error") or _has(prev, "sarama_broker_socket_error"))):
+        return False
+    tok = _net_token(cur.get("error"))
+    return tok is not None and tok == _net_token(prev.get("error"))
 
 
 def _classify_gap(prev: dict, cur: dict, first_wait: bool) -> str:
     err_kind = _net_kind(cur.get("error"))
     if _has(cur, "sarama_dial_failed"):
         return "dial_timeout" if err_kind == "dial" else "dial_refused" if err_kind == "refused" else "other"
+    if _same_failure(prev, cur):
+        return "other"
     if _has(cur, "sarama_metadata_error"):
         if err_kind == "read":
             return "metadata_read_timeout"
@@ -345,10 +437,128 @@ def _seconds(a: dt.datetime, b: dt.datetime) -> float:
     return (b - a).total_seconds()
 
 
+def _figure(msg: str | None) -> float | None:
+    """The application's own measure of the failing send ('send failed after 180.85s: …'), in seconds."""
+    m = FIGURE_RE.search(_first_line(msg))
+    if not m:
+        return None
+    try:
+        return parse_duration(m.group(1))
+    except LogsleuthError:
+        return None
+
+
+def _net_token(err: str | None) -> str | None:
+    """The words of a Go net error that tell which wait ended: 'read tcp', 'write tcp', 'dial tcp' (an i/o
+    timeout of that operation), 'connection refused', 'EOF', 'connection reset', 'broken pipe'."""
+    e = err or ""
+    if "i/o timeout" in e:
+        for tok in ("dial tcp", "read tcp", "write tcp"):
+            if re.search(rf"\b{tok}\b", e):
+                return tok
+    for tok in ("connection refused", "connection reset", "broken pipe"):
+        if tok in e:
+            return tok
+    return "EOF" if re.search(r"\bEOF\b", e) else None
+
+
+def _aftermath(df: pl.DataFrame, seg: pl.DataFrame, all_rows: list[dict], last: int) -> dict:
+    """Over the whole incident: the circuit-breaker periods, the out-of-brokers errors, the later
+    failures (and the longest wait between two errors that are not the breaker's instant ones), and
+    the first successful line after it."""
+    inc = seg.filter(pl.col("ts").is_not_null())
+    is_breaker = pl.col("events").list.contains("sarama_breaker_open").fill_null(False) | pl.col("msg").fill_null("").str.contains("circuit breaker is open")
+    breaker = inc.filter(is_breaker)
+    periods: list[dict] = []
+    if breaker.height:
+        b = breaker.select("ts", "line").with_columns(
+            p=((pl.col("ts").diff().dt.total_microseconds() / 1e6).fill_null(0) > BREAKER_TIMEOUT_S + 1).cast(pl.Int32).cum_sum()
+        )
+        for r in b.group_by("p").agg(start=pl.col("ts").min(), end=pl.col("ts").max(), n=pl.len(), line=pl.col("line").min()).sort("start").iter_rows(named=True):
+            periods.append({"from": r["start"], "to": r["end"], "seconds": round(_seconds(r["start"], r["end"]), 3), "failed_sends": r["n"], "line": r["line"]})
+    oob = inc.filter(pl.col("app_error") & pl.col("msg").str.contains("run out of available brokers"))
+    returned = [r for r in all_rows if r["app_error"]]
+    later = []
+    for a, b2 in zip(returned, returned[1:]):
+        later.append({
+            "at": b2["ts"], "line": b2["line"], "after_seconds": round(_seconds(a["ts"], b2["ts"]), 3), "error": _first_line(b2["msg"]),
+            "breaker_open": "circuit breaker is open" in (b2["msg"] or ""),
+        })
+    longest_next = max((x["after_seconds"] for x in later if not x["breaker_open"]), default=None)
+    recovered = df.filter((pl.col("idx") > last) & pl.col("ok")).head(1).to_dicts()
+    return {
+        "periods": periods,
+        "oob": oob,
+        "later": [{k: v for k, v in x.items() if k != "breaker_open"} for x in later],
+        "longest_next": longest_next,
+        "recovered": recovered,
+        "recovered_at": recovered[0]["ts"] if recovered else None,
+    }
+
+
+def _log_starts_inside(df: pl.DataFrame, first_chain: dict) -> bool:
+    """Whether the log begins inside the failure chain: its first chain line is not one that opens a chain
+    (the produce request failing on the broker's connection), and nothing before it shows a working
+    client (an application line, or sarama's start-up / selected-broker lines)."""
+    if _has(first_chain, *OPENING_EVENTS):
+        return False
+    healthy = pl.col("events").list.eval(pl.element().is_in(HEALTHY_EVENTS)).list.any().fill_null(False)
+    return df.filter((pl.col("idx") < first_chain["idx"]) & (pl.col("ok") | healthy)).height == 0
+
+
+def _unseen_kind(err_row: dict | None) -> str | None:
+    """With sarama's Logger off, the kind as the returned error tells it: 'run out of available brokers'
+    (or a dial timeout) after a long send is a black hole, a read/write i/o timeout a silent broker. A
+    refused or closed broker fails at once, so a long gap before its error is not sarama's wait."""
+    msg = _first_line(err_row.get("msg")) if err_row else ""
+    if not msg or "circuit breaker is open" in msg:
+        return None
+    k = _net_kind(msg)
+    if k in ("refused", "closed"):
+        return None
+    if k == "dial" or "run out of available brokers" in msg:
+        return "blackhole"
+    return "silent" if k in ("read", "write") else None
+
+
+def _metadata_deadline(rows: list[dict], backoff: float, coarse: bool) -> dict | None:
+    """What the log shows of Metadata.Timeout (newer sarama stops a metadata refresh at that deadline).
+    'skipping last retries as we would go past the metadata timeout' e seconds into the refresh: the next
+    back-off would have passed it (Metadata.Timeout ≤ e + Metadata.Retry.Backoff); 'not fetching metadata
+    from broker … as we would go past the metadata timeout': it had passed (≤ e). The last 'fetching
+    metadata' before it was still inside the deadline (the lower bound). The refresh begins at the
+    chain's first 'fetching metadata' line."""
+    skip = next((r for r in rows if _has(r, "sarama_metadata_skip")), None)
+    fetches = [r for r in rows if skip is not None and _has(r, "sarama_metadata_fetch") and r["idx"] < skip["idx"]]
+    if not fetches:
+        return None
+    not_fetching = "not fetching metadata" in (skip.get("msg") or "")
+    elapsed = _seconds(fetches[0]["ts"], skip["ts"])
+    upper = elapsed + (0.0 if not_fetching else backoff)
+    lower = _seconds(fetches[0]["ts"], fetches[-1]["ts"])
+    margin = min(0.5 * max(upper - lower, 0.0), 1.0 if coarse else 0.05)
+    return {
+        "row": skip,
+        "text": "not fetching metadata from broker … as we would go past the metadata timeout" if not_fetching
+        else "skipping last retries as we would go past the metadata timeout",
+        "elapsed": round(elapsed, 3),
+        "lower": round(lower, 3),
+        "upper": round(upper, 3),
+        "model_value": round(upper - margin, 3),  # inside the range, clear of stamp rounding
+    }
+
+
+def _deadline_fits(value: float, deadline: dict, tol: float) -> bool:
+    """Whether a Metadata.Timeout (0: none) agrees with where the log shows the refresh stopped."""
+    return value > 0 and deadline["lower"] - tol < value <= deadline["upper"] + tol
+
+
 # ----------------------------------------------------------------------------- one incident
 
 
-def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int) -> Finding | None:
+def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int, unseen: bool = False) -> Finding | None:
+    """One incident. ``unseen``: the file holds none of sarama's lines (its Logger was off), so only the
+    application's own lines tell of the failing send."""
     seg = df.slice(first, last - first + 1)
     rows = seg.filter(pl.col("ts").is_not_null()).to_dicts()
     if not rows:
@@ -377,13 +587,20 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int) -
             end_j, ended_by = len(body) - 1, "end of the log"
     stall_rows = ([pre] if pre else []) + body[: end_j + 1]
     all_rows = body
+    err_row = stall_rows[-1] if ended_by == "error" else None
+    figure = _figure(err_row["msg"]) if err_row else None  # the application's own measure of the failing send
 
     coarse = all(r["ts"].microsecond == 0 for r in stall_rows)
+    inside = not unseen and _log_starts_inside(df, body[0])
 
     # ---- kind and broker (the whole incident: with Retry.Max=0 the dials come after the first error)
     kinds = [_net_kind(r.get("error")) for r in all_rows if r.get("internal") and r.get("error")]
     app_kinds = [_net_kind(r.get("msg")) for r in all_rows if r.get("app_error")]
-    if "dial" in kinds:
+    if unseen:
+        kind = _unseen_kind(err_row)
+        if kind is None:
+            return None
+    elif "dial" in kinds:
         kind = "blackhole"
     elif "refused" in kinds or "closed" in kinds:
         kind = "refused"
@@ -406,6 +623,8 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int) -
         broker = max(counts, key=lambda a: (counts[a], -list(counts).index(a)))
     node = next((r["node"] for r in all_rows if _has(r, "sarama_broker_closing") and r.get("node") is not None), None)
     first_error = next((r.get("error") for r in all_rows if r.get("internal") and _net_kind(r.get("error"))), None)
+    if unseen:
+        first_error = _first_line(err_row["msg"])
 
     # ---- partitions
     tps: list[str] = []
@@ -419,56 +638,116 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int) -
         topic = next((r.get("topic") for r in all_rows if r.get("topic")), None)
         tps = [f"{topic}/?" if topic else "unknown"]
 
+    # ---- which wait the produce request's failure ended: the error text tells (reference §C.3)
+    opening = body[0] if _has(body[0], *OPENING_EVENTS) else None
+    first_tok = _net_token(opening.get("error")) if opening else None
+    if unseen and kind == "silent":
+        first_tok = _net_token(err_row["msg"])
+    shape = {
+        "first": "Net.WriteTimeout" if first_tok == "write tcp" else "Net.ReadTimeout",
+        # the retry's metadata refresh first waits on the seed's idle connection (1.22.1); a chain seen
+        # from its opening line without such a wait shows a sarama that closed it on the socket error
+        "seed_read": not (opening is not None and not any(_has(r, "sarama_metadata_error") and _net_kind(r.get("error")) in ("read", "write") for r in all_rows)),
+    }
+
     # ---- the time budget: every gap between consecutive lines of the stall
+    cadence = _cadence(df, stall_rows[0]["idx"]) if pre is not None else None
     waits: list[tuple[str, float, dict]] = []
-    for k in range(1, len(stall_rows)):
-        prev, cur = stall_rows[k - 1], stall_rows[k]
-        g = _seconds(prev["ts"], cur["ts"])
-        waits.append((_classify_gap(prev, cur, first_wait=(k == 1 and pre is not None)), g, cur))
-    stall = _seconds(stall_rows[0]["ts"], stall_rows[-1]["ts"]) if len(stall_rows) > 1 else 0.0
+    read_t = write_t = None
+    read_source = write_source = None
+    idle = skipped = pre_gap = 0.0  # skipped: time cut from the start when the line before the chain is an old sarama line
+    before_log = None  # the part of the failing send before the log's first line (from the application's figure)
+    start_estimated = False
+    if unseen:
+        # only the application's lines: its last line before the error, and the error
+        if pre is None or not pre.get("ok"):
+            return None
+        gap = _seconds(pre["ts"], err_row["ts"])
+        # a single surfaced error is no stall: the send must be long by the application's own figure,
+        # or the gap before the error must be long against the application's usual pace
+        if figure is not None:
+            if figure < UNSEEN_MIN_S:
+                return None
+        elif cadence is None or gap < max(UNSEEN_MIN_S, UNSEEN_CADENCE_FACTOR * cadence):
+            return None
+        if figure is not None:
+            idle, inside_send = max(0.0, gap - figure), figure
+        else:
+            idle = min(gap, float(round(cadence)) if coarse else cadence)
+            inside_send = gap - idle
+        if idle > 0:
+            waits.append(("idle", idle, err_row))
+        waits.append(("unseen", inside_send, err_row))
+        stall = idle + inside_send
+        start_estimated = stall > gap + (1.0 if coarse else 0.05)  # the application measured more than the gap shows
+    else:
+        for k in range(1, len(stall_rows)):
+            prev, cur = stall_rows[k - 1], stall_rows[k]
+            g = _seconds(prev["ts"], cur["ts"])
+            waits.append((_classify_gap(prev, cur, first_wait=(k == 1 and pre is not None and not inside)), g, cur))
+        stall = _seconds(stall_rows[0]["ts"], stall_rows[-1]["ts"]) if len(stall_rows) > 1 else 0.0
+
+        # the first wait holds the produce request's own timeout and the time before the send began
+        first_c, first_g = (waits[0][0], waits[0][1]) if waits else (None, 0.0)
+        first_is_write = first_c == "produce_write_timeout"
+        clean = [g for i, (c, g, _) in enumerate(waits) if c in (WRITE_TIMEOUTS if first_is_write else READ_TIMEOUTS) and not (i == 0 and pre is not None)]
+        first_t = _typical(clean, coarse)
+        first_source = "gaps between sarama's lines" if first_t is not None else None
+        pre_is_app = pre is not None and bool(pre.get("ok"))
+        if pre is not None and not pre_is_app and waits and not inside:
+            expected = first_t if first_c in PRODUCE_TIMEOUTS else 0.0 if first_c == "idle" else None
+            if expected is not None and first_g > expected + 2.0:
+                skipped, pre_gap = first_g - expected, first_g
+                if first_c == "idle":
+                    waits.pop(0)
+                else:
+                    waits[0] = (first_c, expected, waits[0][2])
+                first_c, first_g = None, 0.0
+        if first_c in PRODUCE_TIMEOUTS:
+            if first_t is not None and first_g >= first_t - (1.0 if coarse else 0.05):
+                idle = max(0.0, first_g - first_t)
+            elif cadence is not None and first_g > cadence:
+                idle = cadence if not coarse else round(cadence)
+                first_t = first_g - idle
+                first_source = "the first wait minus the application's send interval"
+            else:
+                first_t = first_t if first_t is not None else first_g
+                first_source = first_source or "the first wait (an upper bound)"
+            waits[0] = (first_c, first_g - idle, waits[0][2])
+            if idle > 0:
+                waits.insert(0, ("idle", idle, waits[0][2]))
+        elif first_c == "idle":
+            idle = first_g
+        if first_is_write:
+            write_t, write_source = first_t, first_source
+            read_t = _typical([g for c, g, _ in waits if c in READ_TIMEOUTS], coarse)
+            read_source = "gaps between sarama's lines" if read_t is not None else None
+        else:
+            read_t, read_source = first_t, first_source
+            write_t = _typical([g for c, g, _ in waits if c in WRITE_TIMEOUTS], coarse)
+            write_source = "gaps between sarama's lines" if write_t is not None else None
+        stall -= skipped
+        start_estimated = bool(skipped)
+        if inside:
+            # the log begins inside the chain: what came before its first line is known only from the
+            # application's own figure ('send … failed after 180.85s')
+            start_estimated = True
+            if figure is not None and figure > stall + (1.0 if coarse else 0.05):
+                before_log = figure - stall
+                waits.insert(0, ("before_log", before_log, body[0]))
+                stall = figure
+    t_to = stall_rows[-1]["ts"]
+    t_from = t_to - dt.timedelta(seconds=stall) if start_estimated else stall_rows[0]["ts"]
 
     # ---- inferred values
     dial_gaps = [g for c, g, _ in waits if c == "dial_timeout"]
-    clean_read = [g for i, (c, g, _) in enumerate(waits) if c in ("produce_read_timeout", "metadata_read_timeout") and not (i == 0 and pre is not None)]
-    first_c, first_g = (waits[0][0], waits[0][1]) if waits else (None, 0.0)
-    cadence = _cadence(df, stall_rows[0]["idx"]) if pre is not None else None
-    read_t = _typical(clean_read, coarse)
-    read_source = "gaps between sarama's lines" if read_t is not None else None
-    idle = 0.0
-    skipped = pre_gap = 0.0  # time cut from the start when the line before the chain is an old sarama line
-    pre_is_app = pre is not None and bool(pre.get("ok"))
-    if pre is not None and not pre_is_app and waits:
-        expected = read_t if first_c in ("produce_read_timeout", "produce_write_timeout") else 0.0 if first_c == "idle" else None
-        if expected is not None and first_g > expected + 2.0:
-            skipped, pre_gap = first_g - expected, first_g
-            if first_c == "idle":
-                waits.pop(0)
-            else:
-                waits[0] = (first_c, expected, waits[0][2])
-            first_c, first_g = None, 0.0
-    if first_c in ("produce_read_timeout", "produce_write_timeout"):
-        if read_t is not None and first_g >= read_t - (1.0 if coarse else 0.05):
-            idle = max(0.0, first_g - read_t)
-        elif cadence is not None and first_g > cadence:
-            idle = cadence if not coarse else round(cadence)
-            read_t = first_g - idle
-            read_source = "the first wait minus the application's send interval"
-        else:
-            read_t = read_t if read_t is not None else first_g
-            read_source = read_source or "the first wait (an upper bound)"
-        waits[0] = (first_c, first_g - idle, waits[0][2])
-        if idle > 0:
-            waits.insert(0, ("idle", idle, waits[0][2]))
-    elif first_c == "idle":
-        idle = first_g
-    stall -= skipped
     dial_t = _typical(dial_gaps, coarse)
     md_backoffs = [r["backoff_ms"] / 1000.0 for r in stall_rows if _has(r, "sarama_metadata_retry") and r.get("backoff_ms") is not None]
     md_backoff_t = _typical(md_backoffs, False)
     rb_gaps = [g for c, g, _ in waits if c == "retry_backoff"]
     md_max = max((r["attempts_left"] for r in all_rows if _has(r, "sarama_metadata_retry") and r.get("attempts_left") is not None), default=None)
     retry_levels = [r["retry"] for r in all_rows if _has(r, "sarama_leader_retrying") and r.get("retry") is not None]
-    produce_timeouts = sum(1 for c, _, _ in waits if c in ("produce_read_timeout", "produce_write_timeout"))
+    produce_timeouts = sum(1 for c, _, _ in waits if c in PRODUCE_TIMEOUTS)
 
     given_cfg = ctx.options.get("sarama_config") or dict(DEFAULTS, _given=[])
     given = list(given_cfg.get("_given", []))
@@ -484,6 +763,7 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int) -
 
     infer("Net.DialTimeout", dial_t, f"{len(dial_gaps)} dial timeout gap(s)")
     infer("Net.ReadTimeout", round(read_t, 3) if read_t is not None else None, read_source or "")
+    infer("Net.WriteTimeout", round(write_t, 3) if write_t is not None else None, write_source or "")
     infer("Metadata.Retry.Backoff", md_backoff_t, "'retrying after Nms' lines")
     infer("Metadata.Retry.Max", md_max, "the first '(N attempts remaining)'")
     if rb_gaps and not coarse:
@@ -494,6 +774,17 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int) -
         infer("Producer.Retry.Max", max(retry_levels), "the highest [retrying-N]")
     elif kind in ("blackhole", "refused") and retry_levels and int(eff["Producer.Retry.Max"]) == 0:
         infer("Producer.Retry.Max", max(retry_levels), "the highest [retrying-N]")
+    deadline = _metadata_deadline(stall_rows, float(eff["Metadata.Retry.Backoff"]), coarse)
+    deadline_tol = 1.0 if coarse else 0.05
+    if deadline is not None:
+        c_md = float(cfg["Metadata.Timeout"])
+        inferred["Metadata.Timeout"] = {
+            "value": deadline["upper"],
+            "range": [deadline["lower"], deadline["upper"]],
+            "from": f"line {deadline['row']['line']}, '{deadline['text']}' {fmt_s(deadline['elapsed'], coarse)} into the metadata refresh",
+        }
+        if not _deadline_fits(c_md, deadline, deadline_tol):
+            eff["Metadata.Timeout"] = deadline["model_value"]
 
     # ---- the budget table
     budget: list[dict] = []
@@ -504,8 +795,10 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int) -
         each = None
         if key == "dial_timeout":
             each = dial_t
-        elif key in ("produce_read_timeout", "metadata_read_timeout"):
+        elif key in READ_TIMEOUTS:
             each = read_t
+        elif key in WRITE_TIMEOUTS:
+            each = write_t
         elif key == "metadata_backoff":
             each = md_backoff_t
         elif key == "retry_backoff":
@@ -515,7 +808,7 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int) -
             "label": label,
             "setting": setting,
             "count": len(gs),
-            "seconds": round(sum(gs), 3),  # the gaps as stamped
+            "seconds": round(sum(gs), 3),  # the gaps as stamped (before_log, unseen: the application's figure)
             "each_seconds": each,  # the inferred value of one wait
             "estimated_seconds": round(len(gs) * each, 3) if each is not None else round(sum(gs), 3),
         })
@@ -525,21 +818,40 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int) -
         return by[k]["count"] if k in by else 0
 
     # ---- model, comparison, suggestion
-    send_observed = max(0.0, stall - idle) if ended_by == "error" else None
-    model_now = model_seconds(kind, eff)
-    tol = 1.5 if coarse else max(0.1, 0.02 * model_now)
+    if ended_by != "error" or (inside and figure is None):
+        send_observed = None
+    elif figure is not None:
+        send_observed = figure  # the application measured the failing send itself
+    else:
+        send_observed = max(0.0, stall - idle)
+    parts_now = model_parts(kind, eff, shape)
+    model_now = parts_now["seconds"]
+    cut = bool(parts_now["refresh"] and parts_now["refresh"]["cut"])
+    tol = 1.5 if coarse and figure is None else max(0.1, 0.02 * model_now)
     fits = send_observed is not None and abs(send_observed - model_now) <= tol
-    change = suggest(kind, eff)
+    change = suggest(kind, eff, shape)
     after_cfg = dict(eff, **change)
-    after = model_seconds(kind, after_cfg)
+    after_parts = model_parts(kind, after_cfg, shape)
+    after = after_parts["seconds"]
+    after_formula = model_formula(kind, int(after_cfg["Producer.Retry.Max"]), shape, bool(after_parts["refresh"] and after_parts["refresh"]["cut"]))
     # what the configuration the user passed would give, were it in effect (inferred values for the rest)
     as_given = dict(eff, **{k: cfg[k] for k in given})
-    with_given = model_seconds(kind, as_given) if given else None
-    dom_key, dom_s = dominant(kind, eff)
+    with_given = model_seconds(kind, as_given, shape) if given else None
+    dom_key, dom_s = dominant(kind, eff, shape)
+    formula = model_formula(kind, int(eff["Producer.Retry.Max"]), shape, cut)
     mismatches: list[str] = []
     notes: list[str] = []
     for key, inf in inferred.items():
         v, c = float(inf["value"]), float(cfg[key])
+        if key == "Metadata.Timeout":
+            hi = inf["range"][1]
+            if _deadline_fits(c, deadline, deadline_tol):
+                continue
+            if key in given:
+                mismatches.append(f"you passed {fmt_setting(key, c)}, but this log shows Metadata.Timeout ≤ {hi:g} s ({inf['from']}): the client that wrote it did not use that value")
+            else:
+                notes.append(f"Metadata.Timeout ≤ {hi:g} s in this log ({inf['from']}; sarama's default is 0: no limit)")
+            continue
         close_enough = abs(v - c) <= (1.0 + 0.05 * c if coarse else max(0.05, 0.05 * c))
         if key == "Producer.Retry.Max" and kind != "silent":
             close_enough = close_enough or (v >= 1 and c >= 1)
@@ -553,27 +865,12 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int) -
         else:
             notes.append(f"{key} ≈{shown} in this log (sarama's default is {fmt_setting(key, c).split('=', 1)[1]})")
 
-    # ---- breaker periods and out-of-brokers, over the whole incident
-    inc = seg.filter(pl.col("ts").is_not_null())
-    breaker = inc.filter(pl.col("events").list.contains("sarama_breaker_open").fill_null(False) | pl.col("msg").str.contains("circuit breaker is open"))
-    periods: list[dict] = []
-    if breaker.height:
-        b = breaker.select("ts", "line").with_columns(
-            p=((pl.col("ts").diff().dt.total_microseconds() / 1e6).fill_null(0) > BREAKER_TIMEOUT_S + 1).cast(pl.Int32).cum_sum()
-        )
-        for r in b.group_by("p").agg(start=pl.col("ts").min(), end=pl.col("ts").max(), n=pl.len(), line=pl.col("line").min()).sort("start").iter_rows(named=True):
-            periods.append({"from": r["start"], "to": r["end"], "seconds": round(_seconds(r["start"], r["end"]), 3), "failed_sends": r["n"], "line": r["line"]})
-    oob = inc.filter(pl.col("app_error") & pl.col("msg").str.contains("run out of available brokers"))
-    returned = [r for r in all_rows if r["app_error"]]
-    later = []
-    for a, b2 in zip(returned, returned[1:]):
-        later.append({"at": b2["ts"], "line": b2["line"], "after_seconds": round(_seconds(a["ts"], b2["ts"]), 3), "error": _first_line(b2["msg"])})
-    longest_next = max((x["after_seconds"] for x in later), default=None)
-    recovered = df.filter((pl.col("idx") > last) & pl.col("ok")).head(1).to_dicts()
-    recovered_at = recovered[0]["ts"] if recovered else None
+    # ---- breaker periods, out-of-brokers, later failures and recovery, over the whole incident
+    aft = _aftermath(df, seg, all_rows, last)
+    periods, oob, later, longest_next = aft["periods"], aft["oob"], aft["later"], aft["longest_next"]
+    recovered, recovered_at = aft["recovered"], aft["recovered_at"]
 
     # ---- subjects
-    t_from, t_to = stall_rows[0]["ts"] + dt.timedelta(seconds=skipped), stall_rows[-1]["ts"]
     res = "1 s (log.LstdFlags)" if coarse else "sub-second"
     subj_common = {
         "path": path,
@@ -582,11 +879,13 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int) -
         "stall_seconds": round(stall, 3),
         "from": t_from,
         "to": t_to,
-        "from_line": stall_rows[0]["line"] if not skipped else body[0]["line"],
-        "start_estimated": bool(skipped),
+        "from_line": body[0]["line"] if (skipped or inside) else stall_rows[0]["line"],
+        "start_estimated": start_estimated,
         "to_line": stall_rows[-1]["line"],
         "ended_by": ended_by,
-        "returned_error": _first_line(stall_rows[-1]["msg"]) if ended_by == "error" else None,
+        "returned_error": _first_line(err_row["msg"]) if err_row else None,
+        "application_figure_seconds": figure,
+        "sarama_logger": "off" if unseen else "on",
         "idle_seconds": round(idle, 3),
         "send_seconds": round(send_observed, 3) if send_observed is not None else None,
         "dial_timeouts": cnt("dial_timeout"),
@@ -609,11 +908,14 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int) -
     # ---- prose
     tp_text = ", ".join(safe(t) for t in tps)
     b_text = safe(broker) if broker else "the partition leader"
+    fig_txt = f"{figure:.2f} s" if figure is not None else None
     parts = []
     for bgt in budget:
         k, n, secs, each = bgt["component"], bgt["count"], bgt["seconds"], bgt["each_seconds"]
         if k == "idle":
             parts.append(f"{fmt_s(secs, coarse)} {bgt['label']}")
+        elif k in ("before_log", "unseen"):
+            parts.append(f"{fmt_s(secs, coarse and figure is None)} {bgt['label']}")
         elif k == "other":
             if secs >= (1.0 if coarse else 0.05):
                 parts.append(f"{fmt_s(secs, coarse)} between other lines")
@@ -625,21 +927,57 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int) -
             total_txt = f" ({fmt_s(total, coarse and total >= 1)})" if n > 1 else ""
             parts.append(f"{plural(n, bgt['label'])}{each_txt}{total_txt}")
     end_txt = {"error": "the first error returned to the application", "recovery": "recovery (the leader back: [normal] or selected broker)", "end of the log": "the end of the log (no error, no recovery)"}[ended_by]
-    root = (
-        f"sarama's SendMessage on {tp_text} stalled {fmt_s(stall, coarse)} ({t_from.strftime('%H:%M:%S')} → {t_to.strftime('%H:%M:%S')} UTC, "
-        f"from the last line logged before the failure chain to {end_txt}) because broker {b_text} was {KIND_TEXT[kind]}. "
-        f"Where the time went: {'; '.join(parts) or 'no gaps'}."
-    )
-    if ended_by == "error":
-        root += f" Returned error: '{safe(_first_line(stall_rows[-1]['msg']))}'."
-    root += (
-        f" The measured model for this kind ({model_formula(kind, int(eff['Producer.Retry.Max']))}) gives {model_now:.2f} s with the values in this log"
-        + (f"; the log shows {send_observed:.{0 if coarse else 2}f} s{' (±1 s)' if coarse else ''} for the failing send." if send_observed is not None else ".")
-    )
+    stall_txt = fmt_s(stall, coarse and not (before_log is not None or (unseen and start_estimated)))
+    span = f"{t_from.strftime('%H:%M:%S')} → {t_to.strftime('%H:%M:%S')} UTC"
+    if unseen:
+        root = (
+            f"sarama's SendMessage on {tp_text} stalled {stall_txt} ({span}, from the application's last line before the error to {end_txt}"
+            + (f"; the application measured the send itself: {fig_txt}" if fig_txt else "")
+            + f"). sarama's Logger was off (it discards its lines by default), so this log holds only the application's lines and the waits inside the send cannot be broken down. "
+            + (
+                f"A send that hangs this long and then returns 'client has run out of available brokers' is what a black-holed broker gives "
+                f"(packets dropped, so every dial waited the full Net.DialTimeout); a refused or closed broker fails a send in under a second."
+                if kind == "blackhole" else
+                f"A send that hangs this long and then returns an i/o timeout is what a silent (mute) broker gives: {KIND_TEXT['silent']} "
+                f"(a black-holed broker with Producer.Retry.Max=0 returns the same error)."
+            )
+            + f" Where the time went: {'; '.join(parts) or 'no gaps'}."
+        )
+    else:
+        if inside:
+            scope = (
+                "from the start of the failing send as the application measured it (the log begins inside the failure chain) to " + end_txt
+                if before_log is not None else "from the log's first line, already inside the failure chain, to " + end_txt
+            )
+        else:
+            scope = "from the last line logged before the failure chain to " + end_txt
+        root = (
+            f"sarama's SendMessage on {tp_text} stalled {'at least ' if inside and before_log is None else ''}{stall_txt} ({span}, {scope}) "
+            f"because broker {b_text} was {KIND_TEXT[kind]}. "
+            f"Where the time went: {'; '.join(parts) or 'no gaps'}."
+        )
+    if err_row and not unseen:
+        root += f" Returned error: '{safe(_first_line(err_row['msg']))}'."
+    elif err_row:
+        root += f" Returned error: '{safe(first_error)}'."
+    values_txt = "with the values in this log" if inferred else "with the configuration you passed" if given else "with sarama's defaults"
+    if send_observed is None:
+        seen_txt = "."
+    elif figure is not None:
+        seen_txt = f"; the application measured {fig_txt} for the failing send."
+    else:
+        seen_txt = f"; the log shows {send_observed:.{0 if coarse else 2}f} s{' (±1 s)' if coarse else ''} for the failing send."
+    root += f" The measured model for this kind ({formula}) gives {model_now:.2f} s {values_txt}{seen_txt}"
+    if deadline is not None:
+        root += (
+            f" The log shows the metadata refresh stopped at its deadline ('{deadline['text']}', {fmt_s(deadline['elapsed'], coarse)} into it): "
+            f"Metadata.Timeout is at most {deadline['upper']:g} s"
+            + (", and the model stops the refresh there too." if cut else ".")
+        )
     if kind == "blackhole":
         root += f" The dominant setting is {dom_key} ({fmt_s(dom_s)} of it)."
     elif kind == "silent":
-        root += f" The dominant setting is Net.ReadTimeout × (Producer.Retry.Max + 1) = {fmt_s(dom_s)}: retries grow the stall."
+        root += f" The dominant setting is {dom_key} × (Producer.Retry.Max + 1) = {fmt_s(dom_s)}: retries grow the stall."
     else:
         root += " The failure itself was fast."
     if change:
@@ -662,19 +1000,44 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int) -
 
     # ---- confidence
     reasons = [f"{len(stall_rows)} lines from {safe(path)}, stamped to {res}"]
+    conf = 0.6
+    if unseen:
+        conf = 0.35
+        reasons.append(
+            "none of sarama's own lines are in this file (sarama.Logger discards them by default): the stall is read from the "
+            "application's lines alone"
+            + (f" (its own figure, {fig_txt}, and the {fmt_s(_seconds(pre['ts'], err_row['ts']), coarse)} gap before the error)" if fig_txt else
+               f" (a {fmt_s(_seconds(pre['ts'], err_row['ts']), coarse)} gap before the error, against a send every {fmt_s(cadence)})")
+            + ", and the kind from the returned error"
+        )
     if skipped:
         reasons.append(
             f"no application line precedes the chain (the last line, {fmt_s(pre_gap)} earlier, is sarama's own): "
             "the start is estimated as the first line minus its wait"
         )
-    conf = 0.6
+    if inside:
+        first_txt = safe(_first_line(body[0]["msg"]))
+        if before_log is not None:
+            conf -= 0.05
+            reasons.append(
+                f"the log starts inside the failure chain (its first chain line, line {body[0]['line']} '{first_txt}', is already part of it): "
+                f"the {fmt_s(before_log)} before it are taken from the application's own figure ({fig_txt}), so the start is estimated"
+            )
+        else:
+            conf -= 0.1
+            reasons.append(
+                f"the log starts inside the failure chain (its first chain line, line {body[0]['line']} '{first_txt}', is already part of it) and "
+                "the application logged no duration: the stall is at least what the log shows, and the failing send cannot be compared with the model"
+            )
     if fits:
         conf += 0.2
-        reasons.append(f"the measured {kind} model predicts {model_now:.2f} s for the failing send, the log shows {send_observed:.{0 if coarse else 2}f} s")
+        seen = f"the application measured {fig_txt}" if figure is not None else f"the log shows {send_observed:.{0 if coarse else 2}f} s"
+        reasons.append(f"the measured {kind} model predicts {model_now:.2f} s for the failing send, {seen}")
     elif send_observed is not None:
         conf -= 0.1
+        seen = f"the application measured {fig_txt}" if figure is not None else f"the log shows {fmt_s(send_observed, coarse)}"
         reasons.append(
-            f"the measured single-broker model predicts {fmt_s(model_now)} but the log shows {fmt_s(send_observed, coarse)}: "
+            f"the measured single-broker model predicts {fmt_s(model_now)} but {seen}: "
             "several brokers, a newer sarama, or a partial outage change the count of waits"
         )
     if ended_by == "error":
@@ -691,12 +1054,19 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int) -
 
     # ---- remediation and ruled out
     rem: list[str] = []
+    if unseen:
+        rem.append(
+            f"Turn sarama's Logger on to see where the time goes (it discards its lines by default): {SARAMA_LOGGER_HINT} "
+            "before sarama.NewClient / NewSyncProducer. logsleuth then splits the stall into dial, read and back-off waits "
+            "and infers the timeouts from them; until then the model below uses "
+            + ("the configuration you passed." if given else "sarama's defaults (pass --sarama-config with your values).")
+        )
     if change:
         already = [k for k in change if k in given and float(cfg[k]) <= float(change[k]) and abs(float(cfg[k]) - float(eff[k])) > 1e-9]
         verb = "Make " + ", ".join(fmt_setting(k, cfg[k]) for k in already) + " take effect" if already and len(already) == len(change) else "Set " + ", ".join(fmt_setting(k, v) for k, v in change.items())
         rem.append(
-            f"{verb}: with the other values in this log a failing send would then take "
-            f"≈{fmt_s(after)} instead of ≈{fmt_s(model_now)} ({model_formula(kind, int(after_cfg['Producer.Retry.Max']))})."
+            f"{verb}: with the other values {'in this log' if inferred else 'the model uses'} a failing send would then take "
+            f"≈{fmt_s(after)} instead of ≈{fmt_s(model_now)} ({after_formula})."
         )
     if mismatches and with_given is not None:
         rem.append(f"With the configuration you passed, were it in effect, the model gives ≈{fmt_s(with_given)} for a failing send.")
@@ -715,17 +1085,15 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int) -
         rem.append("Look at the broker: it accepted connections and answered metadata but not produce requests (request handler threads stuck, disk full, ISR waits).")
     for m in mismatches:
         rem.append("Check the configuration: " + m + " (set before sarama.NewClient / NewSyncProducer? the same *sarama.Config?).")
-    ruled = [
-        "Net.WriteTimeout as the first wait: a small produce request does not block on write; the first wait is Net.ReadTimeout (the error says 'read tcp')."
-        if kind != "refused" or cnt("produce_write_timeout") == 0 else "",
-    ]
-    if kind == "blackhole":
+    ruled = [FIRST_WAIT_RULED_OUT[first_tok]] if first_tok in FIRST_WAIT_RULED_OUT else []
+    if kind == "blackhole" and unseen:
+        ruled.append(f"a refused port: a refused or closed broker fails a send in under a second; this one took {fig_txt or fmt_s(send_observed, coarse)}.")
+    elif kind == "blackhole":
         ruled.append("a refused port: refused dials fail at once; these dials each waited ≈" + fmt_s(dial_t, coarse) + ".")
-    elif kind == "silent":
+    elif kind == "silent" and not unseen:
         ruled.append("an unreachable broker: metadata requests were answered and re-dials connected at once.")
     elif kind == "refused":
         ruled.append("a black hole: no dial waited; every dial failed at once.")
-    ruled = [r for r in ruled if r]
 
     # ---- evidence
     ev: list = []
@@ -735,13 +1103,14 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int) -
             return
         ev.append(evidence({"path": path, "line": r["line"], "raw": r.get("raw"), "ts": r.get("ts")}, note))
 
-    add(stall_rows[0] if pre is not None and not skipped else None, "last line before the failure chain")
-    add(body[0], "the chain begins")
-    add(next((w[2] for w in waits if w[0] in ("produce_read_timeout", "produce_write_timeout")), None), "produce request timed out")
+    add(stall_rows[0] if pre is not None and not skipped and not inside else None, "last line before the failure chain" if not unseen else "the application's last line before the error")
+    add(body[0] if not unseen else None, "the log begins inside the failure chain" if inside else "the chain begins")
+    add(next((w[2] for w in waits if w[0] in PRODUCE_TIMEOUTS), None), "produce request timed out")
     add(next((w[2] for w in waits if w[0] in ("metadata_read_timeout", "metadata_write_timeout")), None), "metadata request timed out")
     dial_rows = [w[2] for w in waits if w[0] in ("dial_timeout", "dial_refused")]
     add(dial_rows[0] if dial_rows else None, "first failed dial")
     add(next((r for r in stall_rows if _has(r, "sarama_metadata_retry")), None), "metadata back-off")
+    add(deadline["row"] if deadline else None, "metadata refresh stopped at Metadata.Timeout")
     add(dial_rows[-1] if len(dial_rows) > 1 else None, "last failed dial")
     add(stall_rows[-1], {"error": "error returned to the application", "recovery": "recovery", "end of the log": "end of the log"}[ended_by])
     if periods:
@@ -750,13 +1119,16 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int) -
         add(recovered[0], "first successful line after the incident")
 
     severity = "high" if stall >= 60 else "medium" if stall >= 5 or periods else "low"
-    title = f"sarama send stalled {fmt_s(stall, coarse)} on {tp_text}: broker {b_text} {'black-holed' if kind == 'blackhole' else 'refused/closed' if kind == 'refused' else 'silent (mute)'}"
+    what = "black-holed" if kind == "blackhole" else "refused/closed" if kind == "refused" else "silent (mute)"
+    title = f"sarama send stalled {stall_txt} on {tp_text}: " + (
+        f"broker {what} (from the application's lines; sarama's Logger was off)" if unseen else f"broker {b_text} {what}"
+    )
     return Finding(
         id=ID,
         severity=severity,
         title=title,
         root_cause=root,
-        confidence=conf,
+        confidence=round(conf, 2),
         confidence_reasons=reasons,
         first_seen=t_from,
         last_seen=recovered_at or all_rows[-1]["ts"],
@@ -779,9 +1151,12 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int) -
             "config": {"given": given, "used_for_model": eff, "mismatches": mismatches, "notes": notes},
             "model": {
                 "kind": kind,
-                "formula": model_formula(kind, int(eff["Producer.Retry.Max"])),
+                "formula": formula,
+                "shape": shape,
                 "seconds": round(model_now, 3),
+                "metadata_refresh_cut": cut,
                 "observed_send_seconds": round(send_observed, 3) if send_observed is not None else None,
+                "observed_from": None if send_observed is None else "application figure" if figure is not None else "log stamps",
                 "fits": fits,
                 "dominant_setting": dom_key,
                 "dominant_seconds": round(dom_s, 3),
@@ -792,6 +1167,10 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int) -
                 "now_seconds": round(model_now, 3),
                 "with_given_config_seconds": round(with_given, 3) if with_given is not None else None,
             },
+            "sarama_logger": "off" if unseen else "on",
+            "log_starts_inside_chain": inside,
+            "application_figure_seconds": figure,
+            "metadata_deadline": {k: v for k, v in deadline.items() if k != "row"} | {"line": deadline["row"]["line"]} if deadline else None,
             "breaker_open": periods,
             "out_of_brokers": {"returned": oob.height, "first": oob["ts"][0] if oob.height else None},
             "later_failures": later[:50],
@@ -809,15 +1188,17 @@ def run(ctx: Context) -> list[Finding]:
     sar = ev.filter(pl.col("system") == "sarama")
     if sar.height == 0:
         return []
-    paths = sar.filter(pl.col("event").is_in(list(CHAIN_EVENTS)))["path"].unique(maintain_order=True).to_list()
+    # files with a failure chain of sarama's, or (sarama's Logger off) with an error sarama handed back
+    paths = sar.filter(pl.col("event").is_in(list(CHAIN_EVENTS | ERROR_TEXT_EVENTS)))["path"].unique(maintain_order=True).to_list()
     findings: list[Finding] = []
     for path in paths:
         df = _lines(ctx, path, sar.filter(pl.col("path") == path))
-        for seg_first, seg_last in _incidents(df):
+        unseen = not df["sarama_line"].any()  # none of sarama's own lines: its Logger was off
+        for seg_first, seg_last in _incidents(df, unseen):
             for first, last in _split_on_success(df, seg_first, seg_last):
-                if df.slice(first, last - first + 1).filter(pl.col("chain") & pl.col("internal")).height == 0:
+                if df.slice(first, last - first + 1).filter(pl.col("chain") & (pl.col("internal") | unseen)).height == 0:
                     continue
-                f = _analyse(ctx, path, df, first, last)
+                f = _analyse(ctx, path, df, first, last, unseen)
                 if f is not None:
                     findings.append(f)
     return findings
