@@ -1,6 +1,10 @@
 """Envelopes: wrappers around the log text, removed before layout detection.
 
-* ``cri`` — Kubernetes CRI files: ``2024-05-02T10:15:31.123456789Z stdout F <text>``
+* ``cri`` — Kubernetes CRI files: ``2024-05-02T10:15:31.123456789Z stdout F <text>``; partial lines
+  (tag ``P``, the kubelet splits lines longer than 16 KiB) are joined to the lines that complete
+  them (:func:`join_partials`), numbered by their first physical line
+* ``fluentd-out_file`` — fluentd's ``out_file`` default format: ``<time>\t<tag>\t<record JSON>``
+  (the text is in the record's ``log``/``message``/``msg``)
 * ``docker-ts`` — ``docker logs -t``: an RFC 3339 (nano) stamp and a space before the text
 * ``json`` — one JSON object per line with the text in ``log``/``msg``/``message``/... (docker
   json-file, fluentd/fluent-bit with ``kubernetes`` fields, zap, logrus)
@@ -20,6 +24,10 @@ from dataclasses import dataclass
 import polars as pl
 
 CRI_RE = r"^(?P<ets>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})) (?:stdout|stderr) [FP] (?P<inner>.*)$"
+CRI_PARTIAL_RE = r"^\d{4}-\d{2}-\d{2}T[0-9:.]{8,18}(?:Z|[+-]\d{2}:\d{2}) (?:stdout|stderr) P "
+CRI_PREFIX_RE = r"^\d{4}-\d{2}-\d{2}T[0-9:.]{8,18}(?:Z|[+-]\d{2}:\d{2}) (?:stdout|stderr) [FP] "
+# fluentd out_file: time (time_format default: ISO 8601 with an offset), TAB, tag, TAB, the record as JSON
+FLUENTD_RE = r"^(?P<ets>\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:?\d{2}))\t(?P<tag>[^\t]*)\t(?P<inner>\{.*)$"
 DOCKER_TS_RE = r"^(?P<ets>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})) (?P<inner>.*)$"
 ANSI_RE = r"\x1b\[[0-9;?]*[A-Za-z]"
 
@@ -32,11 +40,14 @@ STACK_KEYS = ("stacktrace", "stack_trace", "stack")
 HOST_PATHS = ("$.kubernetes.pod_name", "$.kubernetes.host", "$.host", "$.hostname", "$._HOSTNAME")
 
 SAMPLE = 500
+# JSON text keys tried, in this order, on a line that lacks the detected one (one file may hold
+# records of several sources: fluentd out_file with `log` from containers and `message` from syslog)
+FALLBACK_TEXT_KEYS = ("log", "message", "msg")
 
 
 @dataclass(frozen=True)
 class Envelope:
-    outer: str | None = None  # "cri" | "docker-ts" | None
+    outer: str | None = None  # "cri" | "docker-ts" | "fluentd-out_file" | None
     json_text: str | None = None  # key of the log text inside a JSON envelope
     json_time: str | None = None
     json_level: str | None = None
@@ -60,6 +71,8 @@ class Envelope:
 
 
 NONE = Envelope()
+OUTERS = (("cri", CRI_RE), ("fluentd-out_file", FLUENTD_RE), ("docker-ts", DOCKER_TS_RE))
+OUTER_RE = dict(OUTERS)
 
 
 def _rate(lines: list[str], regex: str) -> float:
@@ -92,6 +105,10 @@ def _json_shape(lines: list[str]) -> dict | None:
         return None
 
     text = pick(TEXT_KEYS)
+    if text is None:  # records from several sources, e.g. `log` on some lines and `message` on others
+        has = {k: sum(1 for o in objs if isinstance(o.get(k), str)) for k in FALLBACK_TEXT_KEYS}
+        if sum(1 for o in objs if any(isinstance(o.get(k), str) for k in FALLBACK_TEXT_KEYS)) >= 0.5 * len(objs):
+            text = max(FALLBACK_TEXT_KEYS, key=lambda k: has[k])
     if text is None:
         return None
     host = None
@@ -124,7 +141,7 @@ def candidates(sample: list[str]) -> list[Envelope]:
     lines = [x for x in sample[:SAMPLE] if x.strip()]
     ansi = any("\x1b[" in x for x in lines)
     out: list[Envelope] = []
-    for outer, regex in (("cri", CRI_RE), ("docker-ts", DOCKER_TS_RE)):
+    for outer, regex in OUTERS:
         if lines and _rate(lines, regex) >= 0.5:
             cre = re.compile(regex)
             inner = [m.group("inner") for m in map(cre.match, lines) if m]
@@ -155,11 +172,12 @@ def unwrap(frame: pl.DataFrame, env: Envelope) -> pl.DataFrame:
     env_host = pl.lit(None, dtype=pl.String)
     cols: dict[str, pl.Expr] = {}
     if env.outer:
-        regex = CRI_RE if env.outer == "cri" else DOCKER_TS_RE
+        regex = OUTER_RE[env.outer]
         parts = pl.col("raw").str.extract_groups(regex)
         inner = parts.struct.field("inner")
         text = pl.when(inner.is_not_null()).then(inner).otherwise(pl.col("raw"))
-        env_ts = parse_iso(parts.struct.field("ets"))
+        ets = parts.struct.field("ets")
+        env_ts = parse_any_time(ets) if env.outer == "fluentd-out_file" else parse_iso(ets)
     if env.ansi:
         text = text.str.replace_all(ANSI_RE, "")
     if env.json_text:
@@ -168,11 +186,18 @@ def unwrap(frame: pl.DataFrame, env: Envelope) -> pl.DataFrame:
         # each JSON lookup once, as a column (an expression used twice would be evaluated twice);
         # error and stack keys are looked for on every line (the first lines may have none)
         frame = frame.with_columns(
-            _jt=src.str.json_path_match(_path(env.json_text)).str.strip_suffix("\n").str.strip_suffix("\r"),
+            _jt=src.str.json_path_match(_path(env.json_text)),
             _err=pl.coalesce([_optional_key(src, k) for k in ERROR_KEYS if k != env.json_text]),
             _st=pl.coalesce([_optional_key(src, k) for k in STACK_KEYS if k != env.json_text]),
             _jts=src.str.json_path_match(_path(env.json_time)) if env.json_time else pl.lit(None, dtype=pl.String),
         )
+        fallback = [k for k in FALLBACK_TEXT_KEYS if k != env.json_text]
+        lacking = pl.col("_jt").is_null() & src.str.starts_with("{")
+        if fallback and frame.select(lacking.any()).item():  # lines without the detected text key
+            frame = frame.with_columns(
+                _jt=pl.coalesce([pl.col("_jt")] + [_optional_key(pl.when(lacking).then(src), k) for k in fallback])
+            )
+        frame = frame.with_columns(pl.col("_jt").str.strip_suffix("\n").str.strip_suffix("\r"))
         jt, err, st = pl.col("_jt"), pl.col("_err"), pl.col("_st")
         jt = pl.when(err.is_not_null()).then(pl.concat_str([jt, pl.lit(": "), err])).otherwise(jt)
         jt = pl.when(st.is_not_null()).then(pl.concat_str([jt, pl.lit("\n"), st])).otherwise(jt)
@@ -191,6 +216,40 @@ def unwrap(frame: pl.DataFrame, env: Envelope) -> pl.DataFrame:
     cols.update(text=text, env_ts=env_ts, env_level=env_level, env_logger=env_logger, env_host=env_host)
     out = frame.with_columns(**cols)
     return out.drop([c for c in ("_inner", "_jt", "_err", "_st", "_jts") if c in out.columns])
+
+
+def join_partials(frame: pl.DataFrame, env: Envelope) -> pl.DataFrame:
+    """CRI partial lines back into whole lines, on ``raw`` before :func:`unwrap`.
+
+    ``<ts> stdout P <a>``, ``<ts> stdout P <b>``, ``<ts> stdout F <c>`` become one row: the first
+    line's number and its raw line with ``<b><c>`` appended (the kubelet cuts at 16 KiB and adds no
+    newline). The row count shrinks; a trailing ``P`` run (finished in the next chunk) should be held
+    back by the caller (:func:`split_partial_tail`). Vectorised; a no-op without ``P`` lines."""
+    if env.outer != "cri" or frame.height == 0:
+        return frame
+    is_p = pl.col("raw").str.contains(CRI_PARTIAL_RE)
+    flags = frame.select(_p=is_p)["_p"]
+    if not flags.any():
+        return frame
+    f = frame.with_columns(_p=flags).with_columns(_after_p=pl.col("_p").shift(1).fill_null(False))
+    inv = f.filter(pl.col("_p") | pl.col("_after_p")).with_columns(_g=(~pl.col("_after_p")).cum_sum())
+    piece = pl.when(pl.col("_after_p")).then(pl.col("raw").str.replace(CRI_PREFIX_RE, "")).otherwise(pl.col("raw"))
+    joined = inv.group_by("_g", maintain_order=True).agg(pl.col("line").first(), _joined=piece.str.join(""))
+    out = f.filter(~pl.col("_after_p")).join(joined.select("line", "_joined"), on="line", how="left", maintain_order="left")
+    return out.with_columns(raw=pl.coalesce(pl.col("_joined"), pl.col("raw"))).select(frame.columns)
+
+
+def split_partial_tail(frame: pl.DataFrame, env: Envelope) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """(frame without its trailing run of CRI ``P`` lines, that run or None): the line they start
+    is finished in the next chunk."""
+    if env.outer != "cri" or frame.height == 0:
+        return frame, None
+    flags = frame.select(pl.col("raw").str.contains(CRI_PARTIAL_RE))["raw"]
+    if not flags[-1]:
+        return frame, None
+    not_p = (~flags).arg_true()
+    cut = int(not_p[-1]) + 1 if not_p.len() else 0
+    return frame.slice(0, cut), frame.slice(cut)
 
 
 def _optional_key(src: pl.Expr, key: str) -> pl.Expr:

@@ -81,6 +81,7 @@ class InputReport:
     rollovers: int = 0
     lines_in_records: int = 0
     skipped_lines: int = 0
+    stamps_from_envelope: bool = False  # every record's time is the envelope's stamp, not the text's
     skipped_input: str | None = None  # why the input was skipped (a binary file found in a directory)
     events: int | None = None  # filled in by the matcher (None: not matched, e.g. inspect)
     unmatched_records: int | None = None  # records no pattern recognised (None: not matched)
@@ -188,6 +189,22 @@ def read_source(
         rid_base += n_starts
         parts.append(compact(rec))
 
+    def per_line_exprs() -> dict[str, pl.Expr]:
+        # one pass, so Polars runs these expressions in parallel
+        assert det is not None and clock is not None
+        per_line = {"is_start": start_expr(det.layout) | (pl.col("line") == 1)}
+        if clock.time_only:
+            per_line["_tod"] = stamp_expr(stamp_prefix_expr(det.layout), det.layout.time, None)[2]  # type: ignore[arg-type]
+        if select is not None:
+            per_line["_sel"] = select()
+        return per_line
+
+    def unwrapped(frame: pl.DataFrame) -> pl.DataFrame:
+        joined = envelopes.join_partials(frame, det.envelope)
+        report.lines_in_records += frame.height - joined.height  # physical lines joined into one
+        return envelopes.unwrap(joined, det.envelope)
+
+    held: pl.DataFrame | None = None
     total = src.path.stat().st_size if src.path is not None and src.path.is_file() else None
     for frame in read_lines(src, stats, opts.chunk_bytes):
         if opts.progress is not None:
@@ -204,18 +221,19 @@ def read_source(
             report.runner_up_rate = det.runner_rate
             report.layout_forced = det.forced
         same_text = det.envelope.is_none and not det.envelope.ansi
-        lines = envelopes.unwrap(frame, det.envelope)
-        # one pass, so Polars runs these expressions in parallel
-        per_line = {"is_start": start_expr(det.layout) | (pl.col("line") == 1)}
-        if clock.time_only:
-            per_line["_tod"] = stamp_expr(stamp_prefix_expr(det.layout), det.layout.time, None)[2]  # type: ignore[arg-type]
-        if select is not None:
-            per_line["_sel"] = select()
-        lines = per_line_pass(lines, per_line)
+        if held is not None:  # CRI partial lines that the previous chunk ended with
+            frame = pl.concat([held, frame])
+        frame, held = envelopes.split_partial_tail(frame, det.envelope)
+        lines = unwrapped(frame)
+        lines = per_line_pass(lines, per_line_exprs())
         if carry is not None and carry.height:
             lines = pl.concat([carry, lines], how="vertical_relaxed")
         done, carry = _split_last_record(lines)
         handle(done)
+    if held is not None and held.height:  # the input ends with a partial line
+        assert det is not None and clock is not None
+        lines = per_line_pass(unwrapped(held), per_line_exprs())
+        carry = lines if carry is None else pl.concat([carry, lines], how="vertical_relaxed")
     if carry is not None:
         handle(carry)
 
@@ -234,14 +252,28 @@ def read_source(
             rec = rec.with_columns(_selected=pl.lit(True))
         parts.append(rec)
     recs = pl.concat(parts, how="vertical_relaxed") if parts else _empty_records().with_columns(_selected=pl.lit(True))
+    time_from = _time_sources(recs)
     recs = clock.finalize(recs)
     if rparts:
         report.reduced = clock.finalize(pl.concat(rparts, how="diagonal_relaxed"))
     report.zone = clock.describe_zone()
-    if report.zone == "n/a" and (det.envelope.outer or det.envelope.json_time):
-        report.zone = "from the envelope's timestamps"
     report.date_source = clock.date_source
     report.rollovers = clock.rollovers
+    # say where the times came from: an envelope's stamp (UTC, full date) beats a zone-less or
+    # time-only stamp in the text, so the zone and date guesses did not matter for those records
+    if time_from["envelope"] and not time_from["own"]:
+        report.stamps_from_envelope = True
+        if report.zone == "n/a" or not time_from["aware"]:
+            report.zone = "from the envelope's timestamps"
+        report.date_source = "the envelope's timestamps" if clock.time_only else ""
+        report.rollovers = 0
+    elif time_from["envelope"]:
+        if report.zone == "n/a":
+            report.zone = "from the envelope's timestamps"
+        elif not time_from["aware"]:
+            report.zone = f"from the envelope's timestamps; {report.zone} for records without one"
+        if report.date_source:
+            report.date_source = f"the envelope's timestamps; {report.date_source} for records without one"
     if recs["ts"].null_count() < recs.height:
         first = recs.row(int(recs["ts"].arg_min()), named=True)  # type: ignore[arg-type]
         last = recs.row(int(recs["ts"].arg_max()), named=True)  # type: ignore[arg-type]
@@ -270,6 +302,19 @@ def read_source(
                 f"(the rest became continuation lines): if that is wrong, give --layout or --layout-pattern"
             )
     return recs, report
+
+
+def _time_sources(recs: pl.DataFrame) -> dict[str, int]:
+    """How many of these (provisional) records get their time from a stamp with an offset
+    (``aware``), from the envelope (``envelope``), or from a zone-less/time-only stamp read in the
+    guessed zone and date (``own``); the same precedence as :meth:`FileClock.finalize`."""
+    if recs.height == 0 or not {"_ts_aware", "_ts_naive", "env_ts"} <= set(recs.columns):
+        return {"aware": 0, "envelope": 0, "own": 0}
+    aware, env = pl.col("_ts_aware").is_not_null(), pl.col("env_ts").is_not_null()
+    row = recs.select(
+        aware=aware.sum(), envelope=(~aware & env).sum(), own=(~aware & ~env & pl.col("_ts_naive").is_not_null()).sum()
+    ).row(0, named=True)
+    return {k: int(v or 0) for k, v in row.items()}
 
 
 def _empty_records() -> pl.DataFrame:

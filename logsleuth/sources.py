@@ -2,7 +2,8 @@
 
 Paths may be files, directories (recursive, sorted), globs or ``-`` for stdin. Compression is
 found by magic bytes (gzip, bzip2, xz, zstd), never by file name. Text is UTF-8; a chunk that is
-not valid UTF-8 is tried as GB18030, and bytes that still fail are replaced and counted. Lines are
+not valid UTF-8 is read as GB18030 when it decodes clearly better (Chinese text: many two-byte
+characters, few high bytes paired with ASCII), else its invalid bytes are replaced and counted. Lines are
 numbered like ``grep -n`` (1-based, split on ``\\n``, a trailing ``\\r`` removed); a file that uses
 lone ``\\r`` as its only line terminator is split on ``\\r``.
 
@@ -18,8 +19,10 @@ import glob
 import io
 import lzma
 import os
+import re
 import stat
 import sys
+import threading
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -470,11 +473,11 @@ def _aligned_chunks(blocks: Iterator[bytes], stats: ReadStats, chunk_bytes: int)
 
 
 _COUNT_ERR = "logsleuth-count"
-_replaced = [0]
+_replaced = threading.local()  # bytes replaced by the current decode (two inputs are read at once)
 
 
 def _count_errors(exc: UnicodeDecodeError):
-    _replaced[0] += exc.end - exc.start
+    _replaced.n = getattr(_replaced, "n", 0) + exc.end - exc.start
     return ("\ufffd", exc.end)
 
 
@@ -492,22 +495,45 @@ def _lines_of(chunk: bytes) -> pl.Series:
     return pl.Series("raw", parts, dtype=pl.String).str.strip_suffix("\r")
 
 
+# a GB18030 multi-byte character: lead byte, then a trail byte or a 4-byte form (digit, byte, digit)
+_GB_SEQ = re.compile(rb"[\x81-\xfe](?:[\x30-\x39][\x81-\xfe][\x30-\x39]|[\x40-\x7e\x80-\xfe])")
+_ASCII = bytes(range(128))
+
+
 def _transcode(chunk: bytes, stats: ReadStats) -> bytes:
-    """A chunk that is not valid UTF-8: GB18030 if it decodes, else UTF-8 with replacement."""
+    """A chunk that is not valid UTF-8: GB18030 when it decodes clearly better, else UTF-8 with the
+    invalid bytes replaced (and counted).
+
+    GB18030 decodes almost any byte string, so a stray Latin-1 byte in UTF-8 text (``producer-\xe9]``)
+    would "decode" too, swallowing the ASCII byte after it (``\xe9]`` is one GB18030 character) and
+    breaking the line's layout. GB18030 is used only when the chunk is not mostly valid UTF-8 and
+    its multi-byte characters are real ones: two high bytes (Chinese text), rarely a high byte
+    paired with ASCII (``]``, a letter, a digit)."""
     try:
         chunk.decode("utf-8")
         return chunk
     except UnicodeDecodeError:
         pass
-    try:
-        text = chunk.decode("gb18030")
+    _replaced.n = 0
+    utf8 = chunk.decode("utf-8", errors=_COUNT_ERR)
+    bad = _replaced.n
+    high = len(chunk.translate(None, _ASCII))  # bytes >= 0x80 (the ASCII ones deleted)
+    use_gb = False
+    if high - bad < 9 * bad:  # less than 90 % of the non-ASCII bytes are valid UTF-8
+        try:
+            gb = chunk.decode("gb18030")
+        except UnicodeDecodeError:
+            gb = None
+        if gb is not None:
+            seqs = _GB_SEQ.findall(chunk)
+            with_ascii = sum(1 for x in seqs if x[1] < 0x80)  # a high byte that swallows an ASCII byte
+            use_gb = len(seqs) - with_ascii >= 1 and with_ascii * 10 <= len(seqs)
+    if use_gb:
         stats._encodings.add("gb18030")
-    except UnicodeDecodeError:
-        _replaced[0] = 0
-        text = chunk.decode("utf-8", errors=_COUNT_ERR)
-        stats.replaced_bytes += _replaced[0]
-        stats._encodings.add("utf-8 (invalid bytes replaced)")
-    return text.encode("utf-8")
+        return gb.encode("utf-8")  # type: ignore[union-attr]
+    stats.replaced_bytes += bad
+    stats._encodings.add("utf-8 (invalid bytes replaced)")
+    return utf8.encode("utf-8")
 
 
 def read_lines(src: Source, stats: ReadStats, chunk_bytes: int = CHUNK_BYTES) -> Iterator[pl.DataFrame]:

@@ -3,8 +3,8 @@
 Stamps with an offset are exact. Zone-less stamps are read in the layout's zone or the user's
 ``--tz`` (default: this machine's zone). Time-only stamps (Pulsar 2.x brokers) get their date from
 ``--date``, else a date in the file name, else the file's modification time, which dates the *last*
-line; they roll over to the next day when the clock goes backwards by more than
-``ROLLOVER_BACKWARDS``. Because that date is only known at the end of a file, chunks carry a
+line, else (stdin) today, moved back a day when the last line would otherwise be later than now;
+they roll over to the next day when the clock goes backwards by more than ``ROLLOVER_BACKWARDS``. Because that date is only known at the end of a file, chunks carry a
 provisional naive time (``_ts_naive``) that :meth:`FileClock.finalize` turns into ``ts`` (UTC).
 """
 
@@ -232,10 +232,32 @@ class FileClock:
             base = last_date - dt.timedelta(days=(self.last_naive.date() - PROVISIONAL).days)
             self.date_source = "file modification time (dates the last line)"
         else:
-            base = dt.date.today()
+            base, back = self._today_base()
             self.date_source = "today (no --date, no date in the name, no file time)"
+            if back:
+                self.date_source = (
+                    f"today, moved back {back} day{'s' if back > 1 else ''} (dated by today the last line would be "
+                    "later than now; no --date, no date in the name, no file time)"
+                )
         self._shift_days = (base - PROVISIONAL).days
         return self._shift_days
+
+    def _today_base(self) -> tuple[dt.date, int]:
+        """The first day of a time-only file that has no date but today (stdin): today in the
+        file's zone, moved back as many days as it takes for the last line not to be later than
+        now (a log read now was written before now)."""
+        import zoneinfo
+
+        now = dt.datetime.now(zoneinfo.ZoneInfo(self.effective_zone)).replace(tzinfo=None)
+        base = now.date()
+        if self.last_naive is None:
+            return base, 0
+        span = self.last_naive - dt.datetime.combine(PROVISIONAL, dt.time())
+        back = 0
+        while dt.datetime.combine(base, dt.time()) + span > now and back <= span.days + 1:
+            base -= dt.timedelta(days=1)
+            back += 1
+        return base, back
 
     def finalize(self, frame: pl.DataFrame) -> pl.DataFrame:
         """Provisional/naive/aware/envelope times -> ``ts`` (UTC). Call after the file is read."""

@@ -292,3 +292,122 @@ def test_json_error_key_is_read_on_every_line(cli, tmp_path):
     assert r.code == 0, r
     (e,) = [json.loads(x) for x in r.out.splitlines()]
     assert (e["line"], e["address"], e["error"]) == (801, "kafka-2:9092", "dial tcp 10.0.0.7:9092: i/o timeout")
+
+
+# ------------------------------------------------------------------ trial findings: envelopes, encodings
+
+CREATED = PULSAR[1]
+CREATED_HEAD, CREATED_TAIL = CREATED.split("Producer{", 1)
+
+
+def test_fluentd_out_file_is_unwrapped(cli, tmp_path):
+    """fluentd's default out_file format (time TAB tag TAB record JSON): the envelope is found, the
+    time is the first field, the text the record's log (or message/msg), the inner layout detected."""
+    tag = "kubernetes.var.log.containers.pulsar-broker-1"
+    rows = [f"2024-05-02T10:11:{19 + i:02d}+00:00\t{tag}\t" + json.dumps({"log": line + "\n", "stream": "stdout"}) for i, line in enumerate(PULSAR)]
+    p = write(tmp_path / "fluentd-out.log", "\n".join(rows) + "\n")
+    r = cli("inspect", p)
+    assert r.code == 0, r
+    assert "fluentd-out_file+json (log)" in r.out and "pulsar-broker-2x" in r.out
+    (inp,) = inspect_json(cli, p)
+    assert inp["envelope"] == "fluentd-out_file+json (log)" and inp["layout"] == "pulsar-broker-2x"
+    assert inp["records"] == 4 and inp["records_without_ts"] == 0
+    assert inp["first_ts"] == "2024-05-02T10:11:19.000Z"  # the envelope's stamp (UTC, with a date)
+    r = cli("events", p, "-f", "ndjson")
+    assert r.code == 0, r
+    events = [json.loads(x) for x in r.out.splitlines()]
+    assert [e["event"] for e in events[:2]] == ["producer_creating", "producer_created"]
+    assert events[1]["line"] == 2 and events[1]["ts"].startswith("2024-05-02T10:11:20")
+
+    # a variant whose records carry the text under `message` (some lines) and `msg` (others),
+    # with a "+0000" offset and a fraction
+    alt = [
+        f"2024-05-02T10:11:{19 + i:02d}.250+0000\tapp.broker\t" + json.dumps({("message" if i % 3 else "msg"): line, "host": "b1"})
+        for i, line in enumerate(PULSAR)
+    ]
+    p = write(tmp_path / "fluentd-message.log", "\n".join(alt) + "\n")
+    (inp,) = inspect_json(cli, p)
+    assert inp["envelope"].startswith("fluentd-out_file+json (") and inp["layout"] == "pulsar-broker-2x"
+    assert inp["records"] == 4 and inp["first_ts"] == "2024-05-02T10:11:19.250Z"
+    r = cli("events", p, "-f", "ndjson")
+    assert r.code == 0, r
+    assert [json.loads(x)["event"] for x in r.out.splitlines()][:2] == ["producer_creating", "producer_created"]
+
+
+def test_cri_partial_lines_are_joined(cli, tmp_path):
+    """The kubelet splits long lines into `P` parts ended by an `F` part: they are one logical line,
+    numbered by the first physical line, and the pack matches it."""
+    ts = "2024-05-02T10:11:19.010000000Z"
+    rows = [
+        f"2024-05-02T10:11:19.004000000Z stdout F {PULSAR[0]}",
+        f"{ts} stdout P {CREATED_HEAD}Producer{{",
+        f"{ts} stdout F {CREATED_TAIL}",
+        f"2024-05-02T10:11:19.500000000Z stdout F {PULSAR[0].replace('producerId=0', 'producerId=1')}",
+        # three parts
+        f"{ts} stdout P {CREATED_HEAD.replace('10:11:19.010', '10:11:19.600')}Pro",
+        f"{ts} stdout P ducer{{topic=PersistentTopic{{topic=persistent://public/default/orders-partition-3}}, ",
+        f"{ts} stdout F client=/10.1.116.123:15070, producerName=pulsar-cluster-12-35, producerId=1}}",
+        f"2024-05-02T10:11:20.000000000Z stdout F {PULSAR[-1]}",
+    ]
+    p = write(tmp_path / "broker-cri.log", "\n".join(rows) + "\n")
+    r = cli("patterns", "test", p)
+    assert r.code == 0, r
+    assert "Created new producer" not in "".join(x for x in r.out.splitlines() if "no pattern" in x), r.out
+    assert not any(f"broker-cri.log:{n}:" in r.out for n in (3, 6, 7))  # joined into lines 2 and 5
+    created = [x for x in r.out.splitlines() if "producer_created" in x]
+    assert [x.split(": ", 1)[0].rsplit(":", 1)[1] for x in created] == ["2", "5"]
+    assert "producer_name=pulsar-cluster-12-34" in created[0] and "producer_name=pulsar-cluster-12-35" in created[1]
+    (inp,) = inspect_json(cli, p)
+    assert inp["lines"] == 8 and inp["records"] == 5
+    assert inp["lines_in_records"] == 8 and inp["skipped_lines"] == 0
+    # the same across chunk seams (a chunk ending in the middle of a P run) and from stdin
+    r = cli("events", p, "-f", "ndjson", env={"LOGSLEUTH_CHUNK_BYTES": "300"})
+    assert r.code == 0, r
+    ev = [json.loads(x) for x in r.out.splitlines()]
+    assert [(e["line"], e["event"]) for e in ev if e["event"] == "producer_created"] == [(2, "producer_created"), (5, "producer_created")]
+    assert ev[1]["text"].endswith("producerId=0}") and "stdout P" in ev[1]["text"]
+    r = cli("inspect", "-f", "json", "-", input=p.read_bytes(), env={"LOGSLEUTH_CHUNK_BYTES": "300"})
+    assert r.code == 0, r
+    (inp,) = r.json()["inputs"]
+    assert inp["records"] == 5 and inp["lines_in_records"] == 8
+
+
+def test_inspect_names_the_envelope_stamp_as_the_time_source(cli, tmp_path):
+    """With a CRI or docker json-file envelope the times are the envelope's UTC stamps: inspect must
+    not claim the machine's zone or the file's modification time."""
+    cri = "\n".join(f"2024-05-02T10:11:{19 + i:02d}.000000000Z stdout F {line}" for i, line in enumerate(PULSAR)) + "\n"
+    docker = "\n".join(json.dumps({"log": line + "\n", "stream": "stdout", "time": f"2024-05-02T10:11:{19 + i:02d}.5Z"}) for i, line in enumerate(PULSAR)) + "\n"
+    for name, body in (("cri.log", cri), ("docker.json", docker)):
+        p = write(tmp_path / name, body)
+        r = cli("inspect", p, env={"TZ": "Asia/Shanghai"})
+        assert r.code == 0, r
+        assert "Asia/Shanghai" not in r.out and "modification time" not in r.out, r.out
+        assert "from the envelope's timestamps" in r.out
+        (inp,) = inspect_json(cli, p, env={"TZ": "Asia/Shanghai"})
+        assert inp["zone"] == "from the envelope's timestamps"
+        assert inp["date_source"] == "the envelope's timestamps" and inp["midnight_rollovers"] == 0
+        assert inp["first_ts"].startswith("2024-05-02T10:11:19")
+    # without an envelope, the guesses are still named
+    p = write(tmp_path / "plain.log", TEXT)
+    (inp,) = inspect_json(cli, p, env={"TZ": "Asia/Shanghai"})
+    assert "Asia/Shanghai" in inp["zone"] and "modification time" in inp["date_source"]
+
+
+def test_stray_latin1_byte_is_replaced_not_read_as_gb18030(cli, tmp_path):
+    """One invalid byte in UTF-8 text: replaced (and counted), not decoded as GB18030 (which would
+    swallow the `]` after it and break the line's layout)."""
+    line = b"[2024-05-02 10:15:30,001] WARN [Producer clientId=producer-\xe9] Connection to node 2 (kafka-2/10.0.0.7:9092) could not be established. Broker may not be available. (org.apache.kafka.clients.NetworkClient)\n"
+    p = write(tmp_path / "latin1.log", line)
+    (inp,) = inspect_json(cli, p, "--tz", "UTC")
+    assert inp["encoding"] == "utf-8 (invalid bytes replaced)" and inp["replaced_bytes"] == 1
+    r = cli("inspect", p, "--tz", "UTC")
+    assert "utf-8 with 1 invalid byte replaced by U+FFFD" in r.out
+    r = cli("events", p, "--tz", "UTC", "-f", "ndjson")
+    assert r.code == 0, r
+    (ev,) = [json.loads(x) for x in r.out.splitlines()]
+    assert ev["line"] == 1 and "producer-\ufffd]" in ev["text"]
+    # real Chinese text is still GB18030, and inspect says so
+    cn = PULSAR[0] + "\n" + "10:11:20.000 [main] WARN  org.apache.pulsar.broker.service.ServerCnx - 生产者已存在，连接被拒绝\n"
+    p = write(tmp_path / "cn.log", cn.encode("gb18030"))
+    r = cli("inspect", p)
+    assert "gb18030 (not valid UTF-8; decoded as GB18030)" in r.out

@@ -189,3 +189,44 @@ def test_stamp_in_the_skipped_spring_hour_keeps_its_time(cli, tmp_path):
     assert r.code == 0, r
     got = {json.loads(x)["line"]: json.loads(x)["ts"] for x in r.out.splitlines()}
     assert got == {1: "2024-03-31T00:59:00.000Z", 2: "2024-03-31T01:30:00.000Z", 3: "2024-03-31T01:01:00.000Z"}
+
+
+def _utc(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def test_time_only_stdin_is_not_dated_into_the_future(cli):
+    """Time-only lines from stdin are dated by today, but a log read now was written before now: when
+    today would put the last line after now, the input is dated a day earlier and the note says so.
+    Deterministic: lines stamped 23:59:5x are later than now on every day except during their
+    last seconds, and the assertions hold either way."""
+    text = "23:59:50.000 [main] INFO  a.B - one\n23:59:58.000 [main] INFO  a.B - two\n"
+    before = dt.datetime.now(UTC)
+    r = cli("inspect", "-f", "json", "-", "--tz", "UTC", input=text)
+    after = dt.datetime.now(UTC)
+    assert r.code == 0, r
+    (inp,) = r.json()["inputs"]
+    last = _utc(inp["last_ts"])
+    assert last <= after and after - last < dt.timedelta(days=1)
+    assert inp["date_source"].startswith("today")
+    if before.time() < dt.time(23, 59, 58):
+        assert "moved back 1 day" in inp["date_source"] and "later than now" in inp["date_source"]
+        assert last.date() == before.date() - dt.timedelta(days=1)
+        r = cli("analyze", "-", "--tz", "UTC", "-f", "text", input=text)
+        assert r.code == 0, r
+        assert "dated by today, moved back 1 day" in r.out
+
+    # across midnight: the last line (after the rollover) must not be after now either
+    r = cli("inspect", "-f", "json", "-", "--tz", "UTC", input="23:59:50.000 [main] INFO  a.B - one\n00:00:00.000 [main] INFO  a.B - two\n")
+    after = dt.datetime.now(UTC)
+    (inp,) = r.json()["inputs"]
+    assert inp["midnight_rollovers"] == 1
+    assert _utc(inp["last_ts"]) <= after and after - _utc(inp["last_ts"]) < dt.timedelta(days=1)
+
+    # a line at midnight is never later than now: dated by today, not moved
+    before = dt.datetime.now(UTC)
+    r = cli("inspect", "-f", "json", "-", "--tz", "UTC", input="00:00:00.000 [main] INFO  a.B - early\n")
+    after = dt.datetime.now(UTC)
+    (inp,) = r.json()["inputs"]
+    assert inp["date_source"] == "today (no --date, no date in the name, no file time)"
+    assert _utc(inp["first_ts"]).date() in (before.date(), after.date())

@@ -53,7 +53,7 @@ def detect(sample: list[str], layouts: list[Layout], forced: Layout | None = Non
     pool = [forced] if forced is not None else list(layouts)
     scored: list[tuple[float, int, int, Envelope, Layout]] = []
     for ei, env in enumerate(envs):
-        texts = envelopes.unwrap(raw, env)["text"] if not env.is_none or env.ansi else raw["raw"]
+        texts = envelopes.unwrap(envelopes.join_partials(raw, env), env)["text"] if not env.is_none or env.ansi else raw["raw"]
         for lay, rate in zip(pool, score(texts, pool)):
             scored.append((rate, lay.specificity, -ei, env, lay))
     real = [s for s in scored if not s[4].is_fallback and s[0] >= MIN_RATE]

@@ -36,7 +36,7 @@ def rows(rep: InputReport) -> list[tuple[str, str]]:
     s = rep.stats
     if rep.skipped_input:
         return [("skipped", rep.skipped_input)]
-    enc = s.encoding + (f" ({s.replaced_bytes} bytes replaced)" if s.replaced_bytes else "")
+    enc = _encoding(s)
     layout = rep.layout + (" (forced)" if rep.layout_forced else f" ({rep.layout_rate:.0%} of sampled lines)")
     runner = f"{rep.runner_up} ({rep.runner_up_rate:.0%})" if rep.runner_up else "none"
     out = [
@@ -49,8 +49,8 @@ def rows(rep: InputReport) -> list[tuple[str, str]]:
         ("lines", f"{s.lines:,}"),
         ("records", f"{rep.records:,} ({rep.records_without_ts:,} without a timestamp)"),
         ("lines accounted", f"{rep.lines_in_records:,} in records, {rep.skipped_lines:,} skipped"),
-        ("first", _when(rep.first_ts, rep.first_stamp)),
-        ("last", _when(rep.last_ts, rep.last_stamp)),
+        ("first", _when(rep.first_ts, rep.first_stamp, rep.stamps_from_envelope)),
+        ("last", _when(rep.last_ts, rep.last_stamp, rep.stamps_from_envelope)),
         ("zone", rep.zone or "n/a"),
     ]
     if rep.date_source:
@@ -60,9 +60,24 @@ def rows(rep: InputReport) -> list[tuple[str, str]]:
     return out
 
 
-def _when(t, stamp) -> str:
+def _encoding(s) -> str:
+    """Which encoding the text was read in, and how many bytes could not be decoded."""
+    n = s.replaced_bytes
+    if s.encoding == "gb18030":
+        return "gb18030 (not valid UTF-8; decoded as GB18030)"
+    if not n:
+        return s.encoding
+    what = f"{n:,} invalid byte{'s' if n != 1 else ''} replaced by U+FFFD"
+    if s.encoding.startswith("mixed"):
+        return f"mixed: gb18030 in places, utf-8 elsewhere with {what}"
+    return f"utf-8 with {what}" if s.encoding.startswith("utf-8") else f"{s.encoding} ({what})"
+
+
+def _when(t, stamp, from_envelope: bool = False) -> str:
     if t is None:
         return "n/a"
     if not stamp:
         return f"{iso_utc(t)}  (from the envelope's timestamp)"
+    if from_envelope:
+        return f"{iso_utc(t)}  (from the envelope's timestamp; the text says {visible(stamp)})"
     return f"{iso_utc(t)}  (as written: {visible(stamp)})"
