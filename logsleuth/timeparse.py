@@ -276,7 +276,14 @@ class FileClock:
         ).dt.convert_time_zone("UTC")
         # a stamp with its own offset first; then the envelope's (docker/CRI/JSON: full date, UTC),
         # which beats a zone-less or time-only inner stamp that depends on --tz / --date guesses
-        ts = pl.coalesce(pl.col("_ts_aware"), pl.col("env_ts"), localized)
+        # An envelope stamp in whole seconds (fluentd out_file's default time_format) takes the
+        # fraction of the inner stamp when both name the same second: the text's milliseconds order
+        # the lines of one second and keep sub-second durations
+        env, inner = pl.col("env_ts"), pl.col("_ts_naive")
+        env = pl.when(
+            (env.dt.microsecond() == 0) & inner.is_not_null() & (inner.dt.second() == env.dt.second())
+        ).then(env + pl.duration(microseconds=inner.dt.microsecond())).otherwise(env)
+        ts = pl.coalesce(pl.col("_ts_aware"), env, localized)
         out = frame.with_columns(ts=ts)
         return out.drop([c for c in ("_ts_aware", "_ts_naive", "_tod") if c in out.columns])
 

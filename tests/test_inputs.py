@@ -312,12 +312,15 @@ def test_fluentd_out_file_is_unwrapped(cli, tmp_path):
     (inp,) = inspect_json(cli, p)
     assert inp["envelope"] == "fluentd-out_file+json (log)" and inp["layout"] == "pulsar-broker-2x"
     assert inp["records"] == 4 and inp["records_without_ts"] == 0
-    assert inp["first_ts"] == "2024-05-02T10:11:19.000Z"  # the envelope's stamp (UTC, with a date)
+    # the envelope's stamp (UTC, with a date); it is in whole seconds, and the text names the same
+    # second, so the text's milliseconds are kept
+    assert inp["first_ts"] == "2024-05-02T10:11:19.004Z"
     r = cli("events", p, "-f", "ndjson")
     assert r.code == 0, r
     events = [json.loads(x) for x in r.out.splitlines()]
     assert [e["event"] for e in events[:2]] == ["producer_creating", "producer_created"]
-    assert events[1]["line"] == 2 and events[1]["ts"].startswith("2024-05-02T10:11:20")
+    # the second record's text says 10:11:19.010, its envelope 10:11:20: the envelope wins, whole
+    assert events[1]["line"] == 2 and events[1]["ts"] == "2024-05-02T10:11:20.000Z"
 
     # a variant whose records carry the text under `message` (some lines) and `msg` (others),
     # with a "+0000" offset and a fraction
