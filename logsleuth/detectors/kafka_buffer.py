@@ -2,7 +2,7 @@
 for max.block.ms, and the drain problem that filled it. See docs/findings/kafka.buffer-exhausted.md.
 
 The exhaustions, their runs and the link of each run to a trouble episode are part of the shared
-model (kafka_outage.py): the run belongs to the latest episode of its file (and client, when known)
+model (_kafka_model.py): the run belongs to the latest episode of its file (and client, when known)
 that started before its first exhaustion and was still going within max.block.ms of it. One finding
 per file and episode (the runs linked to it, so the count is the one kafka.broker-unreachable
 states), and one per run linked to none. Without an episode, batches that expired with no logged
@@ -16,12 +16,13 @@ import datetime as dt
 
 import polars as pl
 
-from logsleuth.detectors import kafka_outage as ko
+from logsleuth.detectors import _kafka_model as km
+from logsleuth.detectors import _kafka_text as kt
 from logsleuth.detectors.base import Context, Detector, fmt_duration, fmt_time, safe
 from logsleuth.findings import Finding
 
 BUFFER_TEXT = r"Failed to allocate (?:memory|\d+ bytes) within the configured max blocking time"
-DEFAULT_MAX_BLOCK_MS = ko.DEFAULT_MAX_BLOCK_MS
+DEFAULT_MAX_BLOCK_MS = km.DEFAULT_MAX_BLOCK_MS
 EXPIRY_LOOKBACK = dt.timedelta(minutes=10)
 
 
@@ -32,7 +33,7 @@ def _mib(n: int | None) -> str:
 
 
 def run(ctx: Context) -> list[Finding]:
-    m = ko.build(ctx)
+    m = km.build(ctx)
     if m is None or m.runs.height == 0:
         return []
     # the runs linked to one episode make one finding; a run linked to none makes its own
@@ -61,10 +62,10 @@ def run(ctx: Context) -> list[Finding]:
     for r in per.iter_rows(named=True):
         ep = eps_by_id.get(r["ep"]) if r["ep"] is not None else None
         if ep is not None:
-            loss = ko.loss_of(m, r["path"], ep["ep"])
+            loss = km.loss_of(m, r["path"], ep["ep"])
             scope = "cause"
         elif r["first_seen"] is not None:
-            loss = ko.unlinked_expiries(m, r["path"], r["first_seen"] - EXPIRY_LOOKBACK, r["last_seen"])
+            loss = km.unlinked_expiries(m, r["path"], r["first_seen"] - EXPIRY_LOOKBACK, r["last_seen"])
             scope = "window"
         else:
             loss = {"expired_records": 0, "expired_batches": 0, "expired_first": None, "expired_last": None}
@@ -73,9 +74,9 @@ def run(ctx: Context) -> list[Finding]:
     return out
 
 
-def _finding(m: ko.Model, r: dict, ep: dict | None, loss: dict, scope: str | None) -> Finding:
+def _finding(m: km.Model, r: dict, ep: dict | None, loss: dict, scope: str | None) -> Finding:
     path = r["path"]
-    legacy = ko.pre_2_1(m, path)  # a client older than 2.1: no delivery.timeout.ms
+    legacy = km.pre_2_1(m, path)  # a client older than 2.1: no delivery.timeout.ms
     n = loss["failed_sends"] if scope == "cause" else r["count"]  # the same number kafka.broker-unreachable states
     expired, expired_batches = loss["expired_records"], loss["expired_batches"]
     mb = r["max_block_ms"]
@@ -92,13 +93,13 @@ def _finding(m: ko.Model, r: dict, ep: dict | None, loss: dict, scope: str | Non
     reasons = [f"+ {n} × Kafka's own text 'Failed to allocate … within the configured max blocking time …'"]
     ruled_out: list[str] = []
     evid = [
-        ko.quote(r["first_row"], BUFFER_TEXT, "first buffer exhaustion"),
+        kt.quote(r["first_row"], BUFFER_TEXT, "first buffer exhaustion"),
     ]
     if n > 1:
-        evid.append(ko.quote(r["last_row"], BUFFER_TEXT, "last buffer exhaustion"))
+        evid.append(kt.quote(r["last_row"], BUFFER_TEXT, "last buffer exhaustion"))
     if ep is not None:
-        what = ko.node_label(ep)
-        facts = ko.episode_facts(ep)
+        what = kt.node_label(ep)
+        facts = kt.episode_facts(ep)
         window = f"from {fmt_time(ep['from'])} to {fmt_time(ep['to'])} ({fmt_duration(ep['duration_s'])})"
         if ep["kind"] == "broker-unreachable":
             why = f"{what} was unreachable {window}: {facts}"
@@ -109,27 +110,27 @@ def _finding(m: ko.Model, r: dict, ep: dict | None, loss: dict, scope: str | Non
         story += f" The buffer filled because the sender could not drain it: {why}."
         if expired:
             story += (
-                f" During that outage {ko.lost_text(expired, expired_batches)} also expired undelivered on this client "
+                f" During that outage {kt.lost_text(expired, expired_batches)} also expired undelivered on this client "
                 "(all the expiries linked to it: see kafka.delivery-timeout)."
             )
-        cause = ko.cause_of(ep)
+        cause = kt.cause_of(ep)
         conf = 0.85
         reasons.append(f"+ the drain problem on the same client file began at {fmt_time(ep['from'])}, before the first exhaustion")
         ruled_out.append(
             "A production rate above what buffer.memory absorbs, as the origin: the buffer ran out only after the "
             f"sender stopped draining ({fmt_time(ep['from'])})"
         )
-        evid += ko.episode_quotes(m, ep, limit_retries=1)[:3]
+        evid += kt.episode_quotes(m, ep, limit_retries=1)[:3]
     elif expired:
-        whole = ko.loss_of(m, path, None)
+        whole = km.loss_of(m, path, None)
         story += (
-            f" The sender was not draining: {ko.lost_text(expired, expired_batches)} with no logged cause expired in this "
+            f" The sender was not draining: {kt.lost_text(expired, expired_batches)} with no logged cause expired in this "
             f"file between {fmt_time(loss['expired_first'])} and {fmt_time(loss['expired_last'])} — the expiries first logged "
             f"from {fmt_duration(EXPIRY_LOOKBACK.total_seconds())} before the first failed send to the last one"
             + (
                 ""
                 if whole["expired_records"] == expired and whole["expired_batches"] == expired_batches
-                else f" (of the {ko.lost_text(whole['expired_records'], whole['expired_batches'])} with no logged cause in this file)"
+                else f" (of the {kt.lost_text(whole['expired_records'], whole['expired_batches'])} with no logged cause in this file)"
             )
             + " (see kafka.delivery-timeout) — though no connection trouble is logged."
         )
@@ -204,7 +205,7 @@ def _finding(m: ko.Model, r: dict, ep: dict | None, loss: dict, scope: str | Non
         references=[
             "Kafka producer configs: buffer.memory, max.block.ms, batch.size, linger.ms, "
             + ("request.timeout.ms" if legacy else "delivery.timeout.ms")
-        ] + ([ko.LEGACY_REFERENCE] if legacy else []),
+        ] + ([kt.LEGACY_REFERENCE] if legacy else []),
         ruled_out=ruled_out,
         details={
             "exception": r["exception"],

@@ -14,7 +14,8 @@ import re
 
 import polars as pl
 
-from logsleuth.detectors import kafka_outage as ko
+from logsleuth.detectors import _kafka_model as km
+from logsleuth.detectors import _kafka_text as kt
 from logsleuth.detectors.base import Context, Detector, evidence, fmt_time, safe
 from logsleuth.findings import Evidence, Finding
 
@@ -56,7 +57,7 @@ def _culprits(cb: pl.DataFrame) -> pl.DataFrame:
 
 
 def run(ctx: Context) -> list[Finding]:
-    kev = ko.kafka_events(ctx)
+    kev = km.kafka_events(ctx)
     cb = kev.filter(pl.col("event") == "callback_error")
     if cb.height == 0:
         return []
@@ -164,7 +165,7 @@ def _finding(path: str, subj: pl.DataFrame, firsts: pl.DataFrame, all_cb: pl.Dat
     for r in firsts.head(MAX_EVIDENCE).iter_rows(named=True):
         evid.append(evidence(r, f"first {r['exception'].rsplit('.', 1)[-1]} on {r['topic_partition']}"))
         if r.get("culprit_frame"):
-            evid.append(ko.quote(r, r"^\s*at (?:[\w.$-]+/)?" + re.escape(r["culprit_frame"]), f"culprit frame: {r['culprit']}"))
+            evid.append(kt.quote(r, r"^\s*at (?:[\w.$-]+/)?" + re.escape(r["culprit_frame"]), f"culprit frame: {r['culprit']}"))
     evid.sort(key=lambda e: (e.ts is None, e.ts, e.line))
 
     subjects = [

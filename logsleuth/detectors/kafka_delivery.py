@@ -1,12 +1,12 @@
 """kafka.delivery-timeout: records the Kafka producer expired without delivering them, per
 topic-partition, linked to the drain problem that kept them in the accumulator. See
 docs/findings/kafka.delivery-timeout.md; the shared model (clients, episodes, batch counting,
-linking) is in kafka_outage.py.
+linking) is in _kafka_model.py.
 
 One finding per client file and cause: the batches of a file linked to the same episode (or to
 none). Records are counted from Kafka's own text (``Expiring N record(s)``), never from the number
 of lines: an application logs the same exception once per record of the batch. The finding's totals
-are ``kafka_outage.loss_of`` for its (file, episode): the same numbers kafka.broker-unreachable and
+are ``_kafka_model.loss_of`` for its (file, episode): the same numbers kafka.broker-unreachable and
 kafka.buffer-exhausted state for that outage.
 """
 
@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from logsleuth.detectors import kafka_outage as ko
+from logsleuth.detectors import _kafka_model as km
+from logsleuth.detectors import _kafka_text as kt
 from logsleuth.detectors.base import Context, Detector, fmt_duration, fmt_time, safe
 from logsleuth.findings import Evidence, Finding
 
@@ -23,7 +24,7 @@ MAX_TP_EVIDENCE = 6
 
 
 def run(ctx: Context) -> list[Finding]:
-    m = ko.build(ctx)
+    m = km.build(ctx)
     if m is None or m.batches.height == 0:
         return []
     b = m.batches.with_columns(g_ep=pl.col("ep").fill_null(-1))
@@ -54,7 +55,7 @@ def run(ctx: Context) -> list[Finding]:
     out = []
     for (path, g_ep), tps in per_tp.partition_by(["path", "g_ep"], as_dict=True, maintain_order=True).items():
         ep = eps.get(g_ep)
-        out.append(_finding(ctx, m, path, ep, tps, ko.loss_of(m, path, ep["ep"] if ep else None)))
+        out.append(_finding(ctx, m, path, ep, tps, km.loss_of(m, path, ep["ep"] if ep else None)))
     return out
 
 
@@ -72,7 +73,7 @@ def _assessment(e_min: float, e_max: float, legacy: bool, texts: list[str] | Non
     if legacy:
         measures = [LEGACY_MEASURE[t] for t in LEGACY_MEASURE if t in (texts or [])]
         how = f", counted {' or '.join(measures)} as its text says" if measures else ""
-        d = ko.DEFAULT_REQUEST_TIMEOUT_MS
+        d = km.DEFAULT_REQUEST_TIMEOUT_MS
         head = (
             f"waited {span}{how}. These are the pre-2.1 texts: there is no delivery.timeout.ms before 2.1, and a batch "
             "expires in the accumulator once that wait passes request.timeout.ms"
@@ -86,7 +87,7 @@ def _assessment(e_min: float, e_max: float, legacy: bool, texts: list[str] | Non
             "thread was stalled before it could expire them)",
             False,
         )
-    d = ko.DEFAULT_DELIVERY_TIMEOUT_MS
+    d = km.DEFAULT_DELIVERY_TIMEOUT_MS
     if d <= e_min < d + 10_000:
         return f"waited {span}, just past delivery.timeout.ms: consistent with the default {d} ms (since 2.1)", True
     if e_min < d:
@@ -98,7 +99,7 @@ def _assessment(e_min: float, e_max: float, legacy: bool, texts: list[str] | Non
     )
 
 
-def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.DataFrame, loss: dict) -> Finding:
+def _finding(ctx: Context, m: km.Model, path: str, ep: dict | None, tps: pl.DataFrame, loss: dict) -> Finding:
     subjects_rows = list(tps.iter_rows(named=True))
     records = loss["expired_records"]
     batches = loss["expired_batches"]
@@ -117,34 +118,34 @@ def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.Data
     who = (f"Producer {safe(clients[0])} in {safe(path)}" if len(clients) == 1 else f"The producer in {safe(path)}")
 
     story = (
-        f"{who} expired {ko.lost_text(records, batches)} on "
-        f"{ko.plural(len(names), 'partition')} ({shown}) between {fmt_time(first)} and {fmt_time(last)}; each batch "
+        f"{who} expired {kt.lost_text(records, batches)} on "
+        f"{kt.plural(len(names), 'partition')} ({shown}) between {fmt_time(first)} and {fmt_time(last)}; each batch "
         f"{assess}. These records were NOT delivered to Kafka: unless the application re-sent them, they are lost."
     )
     all_named = bool(tps["named_match"].all())
     some_named = bool(tps["named_match"].any())
     conf = 0.55
     reasons = [
-        f"+ Kafka's own expiry text (TimeoutException: Expiring N record(s) …) for {ko.plural(batches, 'batch', 'batches')}: "
+        f"+ Kafka's own expiry text (TimeoutException: Expiring N record(s) …) for {kt.plural(batches, 'batch', 'batches')}: "
         "the producer itself gave up on these records"
     ]
     if lines > batches:
         reasons.append(
-            f"  ({ko.plural(lines, 'log record')} carry these {ko.plural(batches, 'expiry', 'expiries')}: the application logged "
+            f"  ({kt.plural(lines, 'log record')} carry these {kt.plural(batches, 'expiry', 'expiries')}: the application logged "
             "each batch's exception once per record; counted once per batch)"
         )
     ruled_out: list[str] = []
     remediation: list[str] = [
-        f"These {ko.plural(records, 'record')} were not delivered unless the application re-sent them: find them by "
+        f"These {kt.plural(records, 'record')} were not delivered unless the application re-sent them: find them by "
         f"the keys/ids the application logged next to each expiry ({safe(path)}, {fmt_time(first)} → {fmt_time(last)}) "
         "and re-publish them, or reconcile from the system of record."
     ]
     evid: list[Evidence] = []
     if ep is not None:
-        cause = ko.cause_of(ep)
-        what = ko.node_label(ep)
+        cause = kt.cause_of(ep)
+        what = kt.node_label(ep)
         span = fmt_duration(ep["duration_s"])
-        facts = ko.episode_facts(ep)
+        facts = kt.episode_facts(ep)
         if ep["kind"] == "broker-unreachable":
             story += (
                 f" Cause: {what} was unreachable from this client from {fmt_time(ep['from'])} to {fmt_time(ep['to'])} "
@@ -153,7 +154,7 @@ def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.Data
             )
             conf += 0.25
             reasons.append(
-                f"+ the same client logged {ko.connection_failures(ep)} to node "
+                f"+ the same client logged {kt.connection_failures(ep)} to node "
                 f"{ep['node']} while these batches waited ({fmt_time(ep['from'])} → {fmt_time(ep['to'])})"
             )
             ruled_out.append(
@@ -183,13 +184,13 @@ def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.Data
         elif some_named and ep.get("node") is not None:
             conf += 0.05
             reasons.append(f"+ the retries name node {ep['node']} for some of the expired partitions")
-        others = ko.same_node_elsewhere(m, ep)
+        others = km.same_node_elsewhere(m, ep)
         if others:
             conf += 0.05
-            reasons.append(f"+ {ko.plural(len({(o['path'], o['client']) for o in others}), 'other client log')} saw node {ep['node']} fail in the same window")
+            reasons.append(f"+ {kt.plural(len({(o['path'], o['client']) for o in others}), 'other client log')} saw node {ep['node']} fail in the same window")
         if not ep["not_leader_retries"] and not ep["metadata_errors"] and not ep["invalid_metadata"]:
             ruled_out.append("A leader change: no NOT_LEADER_OR_FOLLOWER / NOT_LEADER_FOR_PARTITION retries and no metadata errors")
-        evid += ko.episode_quotes(m, ep, limit_retries=2)
+        evid += kt.episode_quotes(m, ep, limit_retries=2)
         if ep.get("node") is not None:
             remediation.append(
                 f"Restore and explain node {ep['node']} ({safe(ep.get('address') or ep.get('host') or 'address not logged')}) for "
@@ -209,7 +210,7 @@ def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.Data
         conf -= 0.15
         reasons.append("- no failed connections, disconnects, retries or metadata errors of this client around the expiries: the cause is not in these logs")
     if default_ok:
-        default = ko.DEFAULT_REQUEST_TIMEOUT_MS if legacy else ko.DEFAULT_DELIVERY_TIMEOUT_MS
+        default = km.DEFAULT_REQUEST_TIMEOUT_MS if legacy else km.DEFAULT_DELIVERY_TIMEOUT_MS
         conf += 0.05
         reasons.append(f"+ every batch waited just past the default {budget} ({default} ms)")
         ruled_out.append(f"A lowered {budget}: every batch waited at least {e_min:.0f} ms, the default is {default} ms")
@@ -223,7 +224,7 @@ def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.Data
     elif mine.height and mine["first_seen"].min() is not None and mine["first_seen"].min() > ep["from"]:
         ruled_out.append(
             f"Producer overload as the origin: the buffer ran out only from {fmt_time(mine['first_seen'].min())} "
-            f"(send() failed {ko.plural(loss['failed_sends'], 'time')}), after the trouble began at {fmt_time(ep['from'])} — "
+            f"(send() failed {kt.plural(loss['failed_sends'], 'time')}), after the trouble began at {fmt_time(ep['from'])} — "
             "a consequence of the drain problem (see kafka.buffer-exhausted)"
         )
     if not count("metadata_wait_timeout", "topic_authorization_failed", "metadata_invalid_topics"):
@@ -234,16 +235,16 @@ def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.Data
     if legacy:
         remediation.append(
             f"This client is older than 2.1 (its expiry texts say so), so there is no delivery.timeout.ms to tune: "
-            f"request.timeout.ms (default {ko.DEFAULT_REQUEST_TIMEOUT_MS} ms) is also how long a batch may wait in the "
+            f"request.timeout.ms (default {km.DEFAULT_REQUEST_TIMEOUT_MS} ms) is also how long a batch may wait in the "
             "accumulator. Raising it rides out longer broker outages, at the cost of more records held in buffer.memory, "
             "a later failure signal and slower detection of a dead broker (it is the produce request timeout too); "
             "retries (default 0 before 2.1) and retry.backoff.ms decide whether a failed produce request is retried at "
             f"all. Upgrading the client to 2.1+ replaces this with delivery.timeout.ms (KIP-91, default "
-            f"{ko.DEFAULT_DELIVERY_TIMEOUT_MS} ms): one budget per record from send() to acknowledgement, retries included."
+            f"{km.DEFAULT_DELIVERY_TIMEOUT_MS} ms): one budget per record from send() to acknowledgement, retries included."
         )
     else:
         remediation.append(
-            f"delivery.timeout.ms (default {ko.DEFAULT_DELIVERY_TIMEOUT_MS} ms since 2.1) is the whole budget for a record: "
+            f"delivery.timeout.ms (default {km.DEFAULT_DELIVERY_TIMEOUT_MS} ms since 2.1) is the whole budget for a record: "
             "raising it rides out longer broker outages, at the cost of more records held in buffer.memory and a later "
             "failure signal to the application; it must be ≥ linger.ms + request.timeout.ms."
         )
@@ -256,9 +257,9 @@ def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.Data
 
     # evidence: first and last expiry of each partition (the Kafka text itself, not just the ERROR line)
     for r in subjects_rows[:MAX_TP_EVIDENCE]:
-        evid.append(ko.quote(r["first_row"], EXPIRY_TEXT, f"first expired batch of {r['topic_partition']}"))
+        evid.append(kt.quote(r["first_row"], EXPIRY_TEXT, f"first expired batch of {r['topic_partition']}"))
         if r["last_row"] and int(r["last_row"]["line"]) != int(r["first_row"]["line"]):
-            evid.append(ko.quote(r["last_row"], EXPIRY_TEXT, f"last expiry of {r['topic_partition']}"))
+            evid.append(kt.quote(r["last_row"], EXPIRY_TEXT, f"last expiry of {r['topic_partition']}"))
     evid.sort(key=lambda e: (e.ts is None, e.ts, e.line))
 
     client = ep.get("client") if ep else None
@@ -287,8 +288,8 @@ def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.Data
         }
         for r in subjects_rows
     }
-    cause_txt = "" if ep is None else f" — {ko.node_label(ep)} {'unreachable' if ep['kind'] == 'broker-unreachable' else 'in trouble'}"
-    title = f"{ko.plural(records, 'record')} expired undelivered on {ko.plural(len(names), 'partition')} ({safe(path)}){cause_txt}"
+    cause_txt = "" if ep is None else f" — {kt.node_label(ep)} {'unreachable' if ep['kind'] == 'broker-unreachable' else 'in trouble'}"
+    title = f"{kt.plural(records, 'record')} expired undelivered on {kt.plural(len(names), 'partition')} ({safe(path)}){cause_txt}"
     return Finding(
         id="kafka.delivery-timeout",
         severity="critical",
@@ -302,7 +303,7 @@ def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.Data
         cause=cause,
         evidence=evid,
         remediation=remediation,
-        references=list(ko.REFERENCES) + ([ko.LEGACY_REFERENCE] if legacy else []),
+        references=list(kt.REFERENCES) + ([kt.LEGACY_REFERENCE] if legacy else []),
         ruled_out=ruled_out,
         details={
             "records": records,
@@ -313,7 +314,7 @@ def _finding(ctx: Context, m: ko.Model, path: str, ep: dict | None, tps: pl.Data
             "elapsed_ms_max": e_max,
             "delivery_timeout_ms_at_most": None if legacy else e_min,
             "request_timeout_ms_at_most": e_min if legacy else None,
-            "default_delivery_timeout_ms": ko.DEFAULT_DELIVERY_TIMEOUT_MS,
+            "default_delivery_timeout_ms": km.DEFAULT_DELIVERY_TIMEOUT_MS,
             "pre_2_1_texts": legacy,
             "failed_sends": loss["failed_sends"],
             "by_partition": by_partition,

@@ -16,77 +16,35 @@ time out), ``refused`` (the broker closed: EOF / connection refused, fast failur
 circuit breaker), ``silent`` (a mute broker: read timeouts that grow with Producer.Retry.Max).
 
 Polars finds the chains (per file); small Python loops then walk the few lines of each chain.
+The parts: _sarama_chain.py reads the log into chains and incidents, _sarama_waits.py attributes
+their gaps to waits, _sarama_app_only.py reads a stall from the application's lines alone
+(sarama's Logger off), _sarama_model.py is the measured timing model. This module analyses one
+incident with them and writes the finding.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import re
-from statistics import median
 
 import polars as pl
 
-from logsleuth.errors import LogsleuthError
-
+from logsleuth.detectors._sarama_app_only import _unseen_kind, _unseen_waits
+from logsleuth.detectors._sarama_chain import (
+    CHAIN_EVENTS, ERROR_TEXT_EVENTS, OPENING_EVENTS, _aftermath, _first_line, _has, _incidents, _lines,
+    _log_starts_inside, _net_kind, _net_token, _seconds, _split_on_success,
+)
+from logsleuth.detectors._sarama_model import dominant, model_formula, model_parts, model_seconds, suggest
+from logsleuth.detectors._sarama_waits import (
+    COMPONENTS, PRODUCE_TIMEOUTS, READ_TIMEOUTS, WRITE_TIMEOUTS, _cadence, _classify_gap, _deadline_fits,
+    _figure, _metadata_deadline, _typical,
+)
 from logsleuth.detectors.base import Context, Detector, evidence, safe
-from logsleuth.detectors.sarama_config import DEFAULTS, parse_duration
+from logsleuth.detectors.sarama_config import DEFAULTS
 from logsleuth.findings import Finding
 
 ID = "sarama.retry-redial-stall"
 
-# error texts that reach the application (or that sarama prints instead of returning them)
-ERROR_TEXT_EVENTS = {"sarama_out_of_brokers", "sarama_breaker_open", "sarama_produce_failed"}
-# sarama's own lines that are part of a failure chain
-CHAIN_EVENTS = {
-    "sarama_broker_closing", "sarama_broker_retrying", "sarama_leader_retrying", "sarama_leader_abandon",
-    "sarama_dial_failed", "sarama_metadata_error", "sarama_no_broker", "sarama_metadata_retry",
-    "sarama_broker_deregistered", "sarama_seed_resurrect", "sarama_batch_retry", "sarama_batch_retry_failed",
-    "sarama_metadata_refresh_failed", "sarama_broker_socket_error", "sarama_metadata_skip",
-}
 LEADER_EVENTS = {"sarama_leader_retrying", "sarama_leader_abandon", "sarama_leader_flushing", "sarama_leader_normal", "sarama_leader_selected"}
-# the text of an error returned to the application: Go net errors and sarama's error values
-APP_ERROR_RE = (
-    r"i/o timeout|connection refused|connection reset by peer|broken pipe|no route to host|network is unreachable"
-    r"|\bEOF\b|run out of available brokers|circuit breaker is open|kafka server: "
-    r"|kafka: (?:Failed to produce|broker not connected|message received by producer in process of shutting down"
-    r"|tried to use a client that was closed|insufficient data)"
-)
-SARAMA_LINE_RE = r"^(?:producer|client|consumer|broker)/|^(?:Connected to broker|Closed connection to broker|Failed to connect to broker)"
-NEW_INCIDENT_GAP_S = 600.0  # with no application line in between, a quiet gap this long separates two incidents
-BREAKER_TIMEOUT_S = 10.0  # breaker.New(3, 1, 10*time.Second) in async_producer.go
-# with sarama's Logger off only the application's lines are left: a send is reported as a stall when the
-# application measured it at UNSEEN_MIN_S or more, or (no figure) when the gap before its error is that
-# long and UNSEEN_CADENCE_FACTOR times its usual interval between lines (a refused broker fails in < 1 s)
-UNSEEN_MIN_S = 5.0
-UNSEEN_CADENCE_FACTOR = 3.0
-
-# budget components: key -> (label, sarama setting)
-COMPONENTS = {
-    "idle": ("before the failing send began (no line marks a send's start)", None),
-    "produce_read_timeout": ("produce read timeout", "Net.ReadTimeout"),
-    "produce_write_timeout": ("produce write timeout", "Net.WriteTimeout"),
-    "metadata_read_timeout": ("metadata read timeout", "Net.ReadTimeout"),
-    "metadata_write_timeout": ("metadata write timeout", "Net.WriteTimeout"),
-    "dial_timeout": ("dial timeout", "Net.DialTimeout"),
-    "dial_refused": ("refused dial", None),
-    "retry_backoff": ("producer retry back-off", "Producer.Retry.Backoff"),
-    "metadata_backoff": ("metadata back-off", "Metadata.Retry.Backoff"),
-    "before_log": ("before the log begins (the chain started earlier; from the application's own figure)", None),
-    "unseen": ("inside the failing send, not broken down (sarama's Logger was off)", None),
-    "other": ("between other lines", None),
-}
-# the line that opens a failure chain: the produce request failed on the broker's connection
-OPENING_EVENTS = ("sarama_broker_closing", "sarama_broker_retrying", "sarama_broker_socket_error")
-# sarama's lines of a client that works (before the chain they show the log did not start inside it)
-HEALTHY_EVENTS = [
-    "sarama_leader_selected", "sarama_connected", "sarama_client_init", "sarama_client_ready", "sarama_broker_open",
-    "sarama_broker_starting", "sarama_broker_registered",
-]
-READ_TIMEOUTS = ("produce_read_timeout", "metadata_read_timeout")
-WRITE_TIMEOUTS = ("produce_write_timeout", "metadata_write_timeout")
-PRODUCE_TIMEOUTS = ("produce_read_timeout", "produce_write_timeout")
-# the application's own measure of how long the failing send took: 'failed after 180.85s', 'took 3m0.85s'
-FIGURE_RE = re.compile(r"\b(?:after|took|elapsed|duration)[=:]?\s*((?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+)(?!\w)")
 # what the error of the first wait says, and so which wait it was (reference §C.3: "The error text
 # ('read tcp' vs 'write tcp' vs 'dial tcp') tells which")
 FIRST_WAIT_RULED_OUT = {
@@ -116,121 +74,6 @@ KIND_TEXT = {
 }
 
 
-# ----------------------------------------------------------------------------- the measured model
-
-
-def _refresh(c: dict, dial: float, seed_read: float | None) -> dict:
-    """The retry's metadata refresh (client.go tryRefreshMetadata): the first round asks the seed on its
-    idle connection (``seed_read`` seconds; None when the chain shows no such read) and dials the
-    broker, then each of Metadata.Retry.Max retries waits Metadata.Retry.Backoff and dials again.
-    With Metadata.Timeout > 0 (newer sarama) the refresh stops at its deadline: no new broker is asked
-    once it has passed ('not fetching metadata from broker …') and no retry is started whose back-off
-    would pass it ('skipping last retries as we would go past the metadata timeout')."""
-    m, mb = int(c["Metadata.Retry.Max"]), float(c["Metadata.Retry.Backoff"])
-    limit = float(c.get("Metadata.Timeout") or 0.0)
-
-    def past(t: float, extra: float) -> bool:
-        return limit > 0 and t + extra >= limit - 1e-9
-
-    t, dials, backoffs, cut = 0.0, 0, 0, False
-    for wait, is_dial in ([(seed_read, False)] if seed_read is not None else []) + [(dial, True)]:
-        if past(t, 0.0):
-            cut = True
-            break
-        t += wait
-        dials += int(is_dial)
-    for _ in range(0 if cut else m):
-        if past(t, mb):
-            cut = True
-            break
-        t += mb + dial
-        backoffs += 1
-        dials += 1
-    return {"seconds": t, "dials": dials, "backoffs": backoffs, "seed_reads": int(seed_read is not None), "cut": cut}
-
-
-def model_parts(kind: str, c: dict, shape: dict | None = None) -> dict:
-    """How long a failing SendMessage takes (sarama 1.22.1, one broker that is also the seed),
-    the model that fits every measured run within 10 ms (reference sarama-timing.md), as a total and
-    its terms per setting. ``shape`` says what the log shows of the chain: ``first``, the setting
-    of the produce request's own wait (Net.ReadTimeout, or Net.WriteTimeout when the error says
-    'write tcp'); ``seed_read``, whether the retry's metadata refresh first waited on the seed's idle
-    connection (1.22.1 does; newer versions close the connection on the socket error)."""
-    shape = shape or {}
-    first_key = shape.get("first", "Net.ReadTimeout")
-    d, r, rb = float(c["Net.DialTimeout"]), float(c["Net.ReadTimeout"]), float(c["Producer.Retry.Backoff"])
-    first, retries = float(c[first_key]), int(c["Producer.Retry.Max"])
-    terms: dict[str, float] = {}
-
-    def add(key: str, v: float) -> None:
-        terms[key] = terms.get(key, 0.0) + v
-
-    refresh = None
-    if kind == "silent":
-        add(first_key, (retries + 1) * first)
-        add("Producer.Retry.Backoff", retries * rb)
-    elif retries == 0:
-        if kind == "blackhole":
-            add(first_key, first)
-    else:
-        black = kind == "blackhole"
-        refresh = _refresh(c, d if black else 0.0, (r if black else 0.0) if shape.get("seed_read", True) else None)
-        if black:
-            add(first_key, first)
-            if refresh["seed_reads"]:
-                add("Net.ReadTimeout", r)
-            add("Net.DialTimeout", refresh["dials"] * d)
-        add("Producer.Retry.Backoff", rb)
-        add("Metadata.Retry.Backoff", refresh["backoffs"] * float(c["Metadata.Retry.Backoff"]))
-    return {"seconds": sum(terms.values()), "terms": terms, "refresh": refresh}
-
-
-def model_seconds(kind: str, c: dict, shape: dict | None = None) -> float:
-    return model_parts(kind, c, shape)["seconds"]
-
-
-def model_formula(kind: str, retries: int, shape: dict | None = None, cut: bool = False) -> str:
-    shape = shape or {}
-    first_key = shape.get("first", "Net.ReadTimeout")
-    seed = shape.get("seed_read", True)
-    if kind == "blackhole":
-        if retries == 0:
-            return f"{first_key} (the next send then pays the metadata/dial path)"
-        head = "2 × Net.ReadTimeout" if first_key == "Net.ReadTimeout" and seed else first_key + (" + Net.ReadTimeout" if seed else "")
-        text = f"{head} + Producer.Retry.Backoff + (1 + Metadata.Retry.Max) × Net.DialTimeout + Metadata.Retry.Max × Metadata.Retry.Backoff"
-        return text + (", the metadata refresh cut short at Metadata.Timeout" if cut else "")
-    if kind == "refused":
-        return "Producer.Retry.Backoff + Metadata.Retry.Max × Metadata.Retry.Backoff" + (", cut short at Metadata.Timeout" if cut else "")
-    return f"(Producer.Retry.Max + 1) × {first_key} + Producer.Retry.Max × Producer.Retry.Backoff"
-
-
-def dominant(kind: str, c: dict, shape: dict | None = None) -> tuple[str, float]:
-    """The setting whose term weighs most in the model, and that term in seconds."""
-    terms = model_parts(kind, c, shape)["terms"] or {"Producer.Retry.Backoff": 0.0}
-    key = max(terms, key=lambda k: terms[k])
-    return key, terms[key]
-
-
-def suggest(kind: str, c: dict, shape: dict | None = None) -> dict:
-    """The change worth making for this kind of outage (settings in seconds / counts)."""
-    out: dict = {}
-    read_floor = float(c["Producer.Timeout"]) + 2.0  # the broker may hold a produce request up to Producer.Timeout
-    uses_read = "Net.ReadTimeout" in model_parts(kind, c, shape)["terms"]
-    if kind == "blackhole":
-        if float(c["Net.DialTimeout"]) > 5.0:
-            out["Net.DialTimeout"] = 5.0
-        elif int(c["Metadata.Retry.Max"]) > 1:
-            out["Metadata.Retry.Max"] = 1
-        if uses_read and float(c["Net.ReadTimeout"]) > read_floor:
-            out["Net.ReadTimeout"] = read_floor
-    elif kind == "silent":
-        if uses_read and float(c["Net.ReadTimeout"]) > read_floor:
-            out["Net.ReadTimeout"] = read_floor
-        if int(c["Producer.Retry.Max"]) > 1:
-            out["Producer.Retry.Max"] = 1
-    return out
-
-
 def fmt_setting(key: str, value) -> str:
     if key in ("Metadata.Retry.Max", "Producer.Retry.Max", "Net.MaxOpenRequests"):
         return f"{key}={int(value)}"
@@ -253,304 +96,6 @@ def fmt_s(v: float | None, coarse: bool = False) -> str:
 
 def plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
-
-
-# ----------------------------------------------------------------------------- chains
-
-
-def _col(df: pl.DataFrame, name: str, dtype=pl.String) -> pl.Expr:
-    return pl.col(name) if name in df.columns else pl.lit(None, dtype=dtype).alias(name)
-
-
-def _lines(ctx: Context, path: str, ev: pl.DataFrame) -> pl.DataFrame:
-    """Every record of one input, with its sarama events (if any) and a class:
-    chain (a sarama failure line or an error handed to the application), ok (an application line
-    that is not an error: a successful send, usually), or other (sarama's other lines)."""
-    per_line = ev.group_by("line").agg(
-        events=pl.col("event"),
-        error=_col(ev, "error").drop_nulls().first(),
-        node=_col(ev, "node", pl.Int64).drop_nulls().first(),
-        address=_col(ev, "address").drop_nulls().first(),
-        topic_partition=_col(ev, "topic_partition").drop_nulls().first(),
-        topic=_col(ev, "topic").drop_nulls().first(),
-        partition=_col(ev, "partition", pl.Int64).drop_nulls().first(),
-        retry=_col(ev, "retry", pl.Int64).drop_nulls().first(),
-        backoff_ms=_col(ev, "backoff_ms", pl.Int64).drop_nulls().first(),
-        attempts_left=_col(ev, "attempts_left", pl.Int64).drop_nulls().first(),
-    )
-    try:
-        recs = ctx.records(path).select("line", "ts", "msg", "raw", "logger")
-    except (ValueError, OSError, LogsleuthError):  # stdin, or an events directory without its logs: the sarama lines alone
-        recs = ev.select("line", "ts", "msg", "raw", "logger").unique("line", keep="first").sort("line")
-    df = recs.join(per_line, on="line", how="left").sort("line")
-    internal = pl.col("events").list.eval(pl.element().is_in(list(ERROR_TEXT_EVENTS)).not_()).list.any().fill_null(False)
-    chain_ev = pl.col("events").list.eval(pl.element().is_in(list(CHAIN_EVENTS))).list.any().fill_null(False)
-    app_error = internal.not_() & pl.col("msg").fill_null("").str.contains(APP_ERROR_RE)
-    looks_sarama = (
-        internal
-        | pl.col("logger").fill_null("").str.to_lowercase().eq("sarama")
-        | pl.col("msg").fill_null("").str.contains(SARAMA_LINE_RE)
-    )
-    df = df.with_columns(internal=internal, app_error=app_error, chain=chain_ev | app_error, sarama_line=looks_sarama)
-    df = df.with_columns(ok=pl.col("chain").not_() & looks_sarama.not_() & pl.col("ts").is_not_null())
-    # An ok line ends an incident only when the leader is back (the last state before it is
-    # 'selected broker'), or when the chain has been quiet for long. Other goroutines of
-    # the service (HTTP handlers, ...) keep logging while SendMessage hangs, and sarama keeps
-    # failing after it returned an error (the retry-buffer flush, the next message); their lines
-    # must not cut a chain in two. (_split_on_success handles a success without a sarama state line.)
-    # 'selected broker' is logged only after a leader lookup succeeded; '[normal]' also ends a
-    # flush whose lookup failed, so it is no sign of health
-    healthy = pl.col("events").list.contains("sarama_leader_selected").fill_null(False)
-    state = (
-        pl.when(pl.col("app_error")).then(pl.lit("err"))
-        .when(pl.col("chain")).then(pl.lit("fail"))
-        .when(healthy).then(pl.lit("healthy"))
-        .otherwise(pl.lit(None, dtype=pl.String))
-    )
-    df = df.with_columns(_state=state, _state_ts=pl.when(state.is_not_null()).then(pl.col("ts")))
-    df = df.with_columns(_last=pl.col("_state").forward_fill().shift(1), _last_ts=pl.col("_state_ts").forward_fill().shift(1))
-    quiet = (pl.col("ts") - pl.col("_last_ts")).dt.total_microseconds() / 1e6
-    gap = (pl.col("ts") - pl.col("ts").forward_fill().shift(1)).dt.total_microseconds() / 1e6
-    boundary = (
-        pl.col("ok") & (pl.col("_last").is_null() | (pl.col("_last") == "healthy") | (quiet.fill_null(0) > NEW_INCIDENT_GAP_S))
-    ) | (gap.fill_null(0) > NEW_INCIDENT_GAP_S)
-    df = df.with_columns(seg=boundary.cast(pl.Int32).cum_sum(), idx=pl.int_range(pl.len()))
-    return df.drop("_state", "_state_ts", "_last", "_last_ts")
-
-
-def _incidents(df: pl.DataFrame, unseen: bool = False) -> list[tuple[int, int]]:
-    """(first, last) row indexes of the segments that hold a failure chain with sarama's own lines (with
-    ``unseen``, sarama's Logger off, any segment with an error sarama handed to the application)."""
-    segs = (
-        df.group_by("seg")
-        .agg(
-            first=pl.col("idx").min(),
-            last=pl.col("idx").max(),
-            chain=pl.col("chain").any(),
-            sarama_chain=(pl.col("chain") & pl.col("internal")).any(),
-        )
-        .filter(pl.col("chain") & (pl.col("sarama_chain") | unseen))
-        .sort("first")
-    )
-    return [(r["first"], r["last"]) for r in segs.iter_rows(named=True)]
-
-
-def _template(msg: str | None) -> str:
-    return re.sub(r"\d+", "#", msg or "")
-
-
-def _split_on_success(df: pl.DataFrame, first: int, last: int) -> list[tuple[int, int]]:
-    """Cut an incident where the application logs, after an error, a line of the same shape as its
-    last line before the chain (its success line, e.g. 'message # delivered to partition # at
-    offset #') while sarama logged no state line in between."""
-    seg = df.slice(first, last - first + 1).select("idx", "msg", "ok", "chain", "app_error")
-    chain_at = seg.filter(pl.col("chain"))["idx"]
-    if chain_at.len() == 0:
-        return [(first, last)]
-    pre = df.filter((pl.col("idx") < chain_at[0]) & pl.col("ok")).tail(1)
-    err_at = seg.filter(pl.col("app_error"))["idx"]
-    if pre.height == 0 or err_at.len() == 0:
-        return [(first, last)]
-    tpl = _template(pre["msg"][0])
-    later = seg.filter((pl.col("idx") > err_at[0]) & pl.col("ok"))
-    hits = [i for i, m in zip(later["idx"], later["msg"]) if _template(m) == tpl]
-    if not hits:
-        return [(first, last)]
-    return [(first, hits[0] - 1)] + _split_on_success(df, hits[0], last)
-
-
-def _has(row: dict, *names: str) -> bool:
-    evs = row.get("events") or []
-    return any(n in evs for n in names)
-
-
-def _net_kind(err: str | None) -> str | None:
-    """read | write | dial timeout, refused, closed (EOF/reset), or None."""
-    tok = _net_token(err)
-    if tok is None:
-        return "read" if "i/o timeout" in (err or "") else None
-    return {"dial tcp": "dial", "read tcp": "read", "write tcp": "write", "connection refused": "refused"}.get(tok, "closed")
-
-
-def _same_failure(prev: dict, cur: dict) -> bool:
-    """Newer sarama logs one socket error twice: the producer's '[closing] because E' (or the metadata
-    'got error … E') and the client's 'close broker … due to socket error: E'. The second line ends no wait."""
-    pair = ("sarama_broker_closing", "sarama_broker_socket_error", "sarama_metadata_error")
-    if not (_has(cur, *pair) and _has(prev, *pair) and (_has(cur, "sarama_broker_socket_error") or _has(prev, "sarama_broker_socket_error"))):
-        return False
-    tok = _net_token(cur.get("error"))
-    return tok is not None and tok == _net_token(prev.get("error"))
-
-
-def _classify_gap(prev: dict, cur: dict, first_wait: bool) -> str:
-    err_kind = _net_kind(cur.get("error"))
-    if _has(cur, "sarama_dial_failed"):
-        return "dial_timeout" if err_kind == "dial" else "dial_refused" if err_kind == "refused" else "other"
-    if _same_failure(prev, cur):
-        return "other"
-    if _has(cur, "sarama_metadata_error"):
-        if err_kind == "read":
-            return "metadata_read_timeout"
-        if err_kind == "write":
-            return "metadata_write_timeout"
-        return "other"
-    if _has(cur, "sarama_broker_closing", "sarama_broker_socket_error"):
-        if err_kind == "read":
-            return "produce_read_timeout"
-        if err_kind == "write":
-            return "produce_write_timeout"
-        return "idle" if first_wait else "other"
-    if _has(cur, "sarama_metadata_fetch"):
-        if _has(prev, "sarama_metadata_retry"):
-            return "metadata_backoff"
-        if _has(prev, "sarama_leader_abandon", "sarama_broker_shutdown", "sarama_leader_retrying"):
-            return "retry_backoff"
-    if first_wait and cur.get("app_error"):
-        return "idle"  # nothing sarama logged: the whole wait is before / inside the send
-    return "other"
-
-
-def _typical(values: list[float], coarse: bool) -> float | None:
-    if not values:
-        return None
-    if coarse:  # second-resolution stamps: gaps are the true value or one more
-        s = sorted(values)
-        return float(s[(len(s) - 1) // 2])
-    return round(median(values), 3)
-
-
-def _cadence(df: pl.DataFrame, before_idx: int) -> float | None:
-    """The application's send interval just before the chain (median gap between its last ok lines)."""
-    ok = df.filter(pl.col("ok") & (pl.col("idx") <= before_idx)).tail(12)
-    if ok.height < 3:
-        return None
-    gaps = ok.select((pl.col("ts").diff().dt.total_microseconds() / 1e6).alias("g"))["g"].drop_nulls().to_list()
-    gaps = [g for g in gaps if g > 0]
-    return round(median(gaps), 3) if gaps else None
-
-
-def _first_line(text: str | None) -> str:
-    return (text or "").split("\n", 1)[0]
-
-
-def _seconds(a: dt.datetime, b: dt.datetime) -> float:
-    return (b - a).total_seconds()
-
-
-def _figure(msg: str | None) -> float | None:
-    """The application's own measure of the failing send ('send failed after 180.85s: …'), in seconds."""
-    m = FIGURE_RE.search(_first_line(msg))
-    if not m:
-        return None
-    try:
-        return parse_duration(m.group(1))
-    except LogsleuthError:
-        return None
-
-
-def _net_token(err: str | None) -> str | None:
-    """The words of a Go net error that tell which wait ended: 'read tcp', 'write tcp', 'dial tcp' (an i/o
-    timeout of that operation), 'connection refused', 'EOF', 'connection reset', 'broken pipe'."""
-    e = err or ""
-    if "i/o timeout" in e:
-        for tok in ("dial tcp", "read tcp", "write tcp"):
-            if re.search(rf"\b{tok}\b", e):
-                return tok
-    for tok in ("connection refused", "connection reset", "broken pipe"):
-        if tok in e:
-            return tok
-    return "EOF" if re.search(r"\bEOF\b", e) else None
-
-
-def _aftermath(df: pl.DataFrame, seg: pl.DataFrame, all_rows: list[dict], last: int) -> dict:
-    """Over the whole incident: the circuit-breaker periods, the out-of-brokers errors, the later
-    failures (and the longest wait between two errors that are not the breaker's instant ones), and
-    the first successful line after it."""
-    inc = seg.filter(pl.col("ts").is_not_null())
-    is_breaker = pl.col("events").list.contains("sarama_breaker_open").fill_null(False) | pl.col("msg").fill_null("").str.contains("circuit breaker is open")
-    breaker = inc.filter(is_breaker)
-    periods: list[dict] = []
-    if breaker.height:
-        b = breaker.select("ts", "line").with_columns(
-            p=((pl.col("ts").diff().dt.total_microseconds() / 1e6).fill_null(0) > BREAKER_TIMEOUT_S + 1).cast(pl.Int32).cum_sum()
-        )
-        for r in b.group_by("p").agg(start=pl.col("ts").min(), end=pl.col("ts").max(), n=pl.len(), line=pl.col("line").min()).sort("start").iter_rows(named=True):
-            periods.append({"from": r["start"], "to": r["end"], "seconds": round(_seconds(r["start"], r["end"]), 3), "failed_sends": r["n"], "line": r["line"]})
-    oob = inc.filter(pl.col("app_error") & pl.col("msg").str.contains("run out of available brokers"))
-    returned = [r for r in all_rows if r["app_error"]]
-    later = []
-    for a, b2 in zip(returned, returned[1:]):
-        later.append({
-            "at": b2["ts"], "line": b2["line"], "after_seconds": round(_seconds(a["ts"], b2["ts"]), 3), "error": _first_line(b2["msg"]),
-            "breaker_open": "circuit breaker is open" in (b2["msg"] or ""),
-        })
-    longest_next = max((x["after_seconds"] for x in later if not x["breaker_open"]), default=None)
-    recovered = df.filter((pl.col("idx") > last) & pl.col("ok")).head(1).to_dicts()
-    return {
-        "periods": periods,
-        "oob": oob,
-        "later": [{k: v for k, v in x.items() if k != "breaker_open"} for x in later],
-        "longest_next": longest_next,
-        "recovered": recovered,
-        "recovered_at": recovered[0]["ts"] if recovered else None,
-    }
-
-
-def _log_starts_inside(df: pl.DataFrame, first_chain: dict) -> bool:
-    """Whether the log begins inside the failure chain: its first chain line is not one that opens a chain
-    (the produce request failing on the broker's connection), and nothing before it shows a working
-    client (an application line, or sarama's start-up / selected-broker lines)."""
-    if _has(first_chain, *OPENING_EVENTS):
-        return False
-    healthy = pl.col("events").list.eval(pl.element().is_in(HEALTHY_EVENTS)).list.any().fill_null(False)
-    return df.filter((pl.col("idx") < first_chain["idx"]) & (pl.col("ok") | healthy)).height == 0
-
-
-def _unseen_kind(err_row: dict | None) -> str | None:
-    """With sarama's Logger off, the kind as the returned error tells it: 'run out of available brokers'
-    (or a dial timeout) after a long send is a black hole, a read/write i/o timeout a silent broker. A
-    refused or closed broker fails at once, so a long gap before its error is not sarama's wait."""
-    msg = _first_line(err_row.get("msg")) if err_row else ""
-    if not msg or "circuit breaker is open" in msg:
-        return None
-    k = _net_kind(msg)
-    if k in ("refused", "closed"):
-        return None
-    if k == "dial" or "run out of available brokers" in msg:
-        return "blackhole"
-    return "silent" if k in ("read", "write") else None
-
-
-def _metadata_deadline(rows: list[dict], backoff: float, coarse: bool) -> dict | None:
-    """What the log shows of Metadata.Timeout (newer sarama stops a metadata refresh at that deadline).
-    'skipping last retries as we would go past the metadata timeout' e seconds into the refresh: the next
-    back-off would have passed it (Metadata.Timeout ≤ e + Metadata.Retry.Backoff); 'not fetching metadata
-    from broker … as we would go past the metadata timeout': it had passed (≤ e). The last 'fetching
-    metadata' before it was still inside the deadline (the lower bound). The refresh begins at the
-    chain's first 'fetching metadata' line."""
-    skip = next((r for r in rows if _has(r, "sarama_metadata_skip")), None)
-    fetches = [r for r in rows if skip is not None and _has(r, "sarama_metadata_fetch") and r["idx"] < skip["idx"]]
-    if not fetches:
-        return None
-    not_fetching = "not fetching metadata" in (skip.get("msg") or "")
-    elapsed = _seconds(fetches[0]["ts"], skip["ts"])
-    upper = elapsed + (0.0 if not_fetching else backoff)
-    lower = _seconds(fetches[0]["ts"], fetches[-1]["ts"])
-    margin = min(0.5 * max(upper - lower, 0.0), 1.0 if coarse else 0.05)
-    return {
-        "row": skip,
-        "text": "not fetching metadata from broker … as we would go past the metadata timeout" if not_fetching
-        else "skipping last retries as we would go past the metadata timeout",
-        "elapsed": round(elapsed, 3),
-        "lower": round(lower, 3),
-        "upper": round(upper, 3),
-        "model_value": round(upper - margin, 3),  # inside the range, clear of stamp rounding
-    }
-
-
-def _deadline_fits(value: float, deadline: dict, tol: float) -> bool:
-    """Whether a Metadata.Timeout (0: none) agrees with where the log shows the refresh stopped."""
-    return value > 0 and deadline["lower"] - tol < value <= deadline["upper"] + tol
 
 
 # ----------------------------------------------------------------------------- one incident
@@ -660,26 +205,10 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int, u
     start_estimated = False
     if unseen:
         # only the application's lines: its last line before the error, and the error
-        if pre is None or not pre.get("ok"):
+        unseen_budget = _unseen_waits(pre, err_row, figure, cadence, coarse)
+        if unseen_budget is None:
             return None
-        gap = _seconds(pre["ts"], err_row["ts"])
-        # a single surfaced error is no stall: the send must be long by the application's own figure,
-        # or the gap before the error must be long against the application's usual pace
-        if figure is not None:
-            if figure < UNSEEN_MIN_S:
-                return None
-        elif cadence is None or gap < max(UNSEEN_MIN_S, UNSEEN_CADENCE_FACTOR * cadence):
-            return None
-        if figure is not None:
-            idle, inside_send = max(0.0, gap - figure), figure
-        else:
-            idle = min(gap, float(round(cadence)) if coarse else cadence)
-            inside_send = gap - idle
-        if idle > 0:
-            waits.append(("idle", idle, err_row))
-        waits.append(("unseen", inside_send, err_row))
-        stall = idle + inside_send
-        start_estimated = stall > gap + (1.0 if coarse else 0.05)  # the application measured more than the gap shows
+        waits, idle, stall, start_estimated = unseen_budget
     else:
         for k in range(1, len(stall_rows)):
             prev, cur = stall_rows[k - 1], stall_rows[k]
