@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from dataclasses import dataclass, field
 
@@ -66,6 +67,17 @@ def correlate(result: ev.EventSet, skew_mode: str = "auto") -> tuple[pl.DataFram
     return events, links
 
 
+def _overlaps(f: Finding, since: dt.datetime | None, until: dt.datetime | None) -> bool:
+    """A finding belongs to the window when what it tells was going on in it (no times: kept)."""
+    first, last = f.first_seen, f.last_seen or f.first_seen
+    for x in f.subjects:  # a producer still stuck at the end is stuck after its last line too
+        if x.get("still_stuck"):
+            last = None
+    if since is not None and last is not None and last < since:
+        return False
+    return not (until is not None and first is not None and first > until)
+
+
 def analyze(
     paths: list[str],
     opts: ReadOptions,
@@ -80,17 +92,22 @@ def analyze(
 ) -> Analysis:
     """``templates``: also rank the unrecognised messages whose rate changed in the incident window
     (``window`` = ((start, end), (baseline start, baseline end)), else derived from the findings)."""
+    # --since/--until narrow what is shown, not what the detectors read: a producer stuck since
+    # before the window is still stuck since then, and its cause is before the window too
+    window_flt = flt if flt is not None and (flt.since_text or flt.until_text) else None
+    read_flt = dataclasses.replace(flt, since_text=None, until_text=None) if window_flt else flt
     if stored is not None:  # an events directory (eventstore): filter it like freshly read events
         result = stored
-        if flt is not None:
-            flt.resolve(*result.span)
-            if flt.since or flt.until:
-                result.events = result.events.filter(flt.expr())
     else:
-        result = ev.collect(paths, opts, packs, flt, templates=templates)
+        result = ev.collect(paths, opts, packs, read_flt, templates=templates)
+    if window_flt is not None:
+        window_flt.resolve(*result.span)
     events, links = correlate(result, skew_mode)
     ctx = Context(events, result.inputs, detector_options or {}, read_options=opts, links=links)
     findings = run_all(ctx, only)
+    if window_flt is not None:
+        findings = [f for f in findings if _overlaps(f, window_flt.since, window_flt.until)]
+        events = events.filter(window_flt.expr())
     out = Analysis(
         inputs=result.inputs,
         events=events,

@@ -319,3 +319,20 @@ def test_id_less_rejections_take_the_producer_from_the_unanswered_creation(cli, 
     assert "a producer (persistent://public/default/orders-partition-3) on /10.1.116.123:15070" in f["root_cause"]
     # no unload in this log: the title does not claim one
     assert "no unload in these logs" in f["title"] and f["cause"] is None
+
+
+def test_a_time_window_narrows_what_is_shown_not_what_is_known(cli):
+    # the last 30 minutes of the night: the producers stuck since 23:10 are still stuck in it, and
+    # their start, unload and dangling creation (all before the window) are still told
+    r = cli("analyze", "--tz", "UTC", INCIDENT, "--since", "-30m", "--format", "json")
+    assert r.code == 0, r
+    doc = r.json()
+    found = dangling(doc)
+    crit = next(f for f in found if f["severity"] == "critical")
+    assert crit["first_seen"].startswith("2020-06-01T23:10:41") and crit["confidence"] >= 0.9
+    assert crit["cause"]["bundle"] and all(s["dangling_creation_line"] for s in crit["subjects"])
+    # findings over before the window are left out (the shedding decisions of the evening)
+    assert all((f["last_seen"] or "") >= doc["summary"]["since"] or any(s.get("still_stuck") for s in f["subjects"]) for f in doc["findings"])
+    assert len(doc["findings"]) < len(cli("analyze", "--tz", "UTC", INCIDENT, "--format", "json").json()["findings"])
+    t = cli("analyze", "--tz", "UTC", INCIDENT, "--since", "-30m", "--format", "text").out
+    assert "the detectors read the whole logs" in t

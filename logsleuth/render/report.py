@@ -75,7 +75,7 @@ def notes(a: Analysis) -> list[str]:
             if not any(f1 <= l0 and f0 <= l1 for other, f1, l1 in spans if other != name):
                 out.append(f"{visible(name)} ({_t(f0)} → {_t(l0)}) overlaps no other input in time: check --date and --tz")
     if a.since or a.until:
-        out.append(f"window: {_t(a.since) if a.since else 'start'} → {_t(a.until) if a.until else 'end'} (events outside it were left out)")
+        out.append(f"window: {_t(a.since) if a.since else 'start'} → {_t(a.until) if a.until else 'end'} (the detectors read the whole logs; findings going on in the window are shown, with their true start and cause)")
     return out
 
 
