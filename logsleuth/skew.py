@@ -177,7 +177,7 @@ def apply(events: pl.DataFrame, skews: dict[str, Skew], inputs: list) -> pl.Data
     for p, s in skews.items():
         s.applied = p in shift
     delta = pl.col("path").replace_strict(shift, default=0.0, return_dtype=pl.Float64)
-    events = events.with_columns(ts=pl.col("ts") - pl.duration(microseconds=(delta * 1e6).cast(pl.Int64)))
+    events = events.with_columns(ts=pl.col("ts") - pl.duration(microseconds=(delta * 1e6).round(0).cast(pl.Int64)))
     for rep in inputs:
         if rep.name in shift:
             d = dt.timedelta(seconds=shift[rep.name])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import gzip
 import json
+import re
 import shutil
 import zoneinfo
 
@@ -114,6 +115,15 @@ def test_skew_correction_puts_client_events_on_the_broker_clock(cli, tmp_path):
 
     assert all(29 < g < 31 for g in gaps(raw))
     assert all(abs(g) < 0.5 for g in gaps(fixed))
+
+
+def test_skew_corrected_times_stay_in_milliseconds(cli, tmp_path):
+    # a 1.004 s skew is estimated as a 1.009 s shift, not exact in binary floating point: no .xxx999 µs noise
+    paths = scenario(tmp_path, {"alpha": 6}, {"alpha": 1.004})
+    r = cli("timeline", *paths.values(), "--tz", "broker-*=Asia/Shanghai", "--format", "ndjson")
+    evs = [json.loads(x) for x in r.out.splitlines()]
+    client = [e for e in evs if e["path"].endswith("client-alpha.log")]
+    assert client and all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", e["ts"]) for e in client), [e["ts"] for e in client][:3]
 
 
 def test_timeline_formats_and_zoom(cli, tmp_path):
