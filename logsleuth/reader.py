@@ -388,7 +388,7 @@ def iter_read(
             skipped += 1
         yield rep, recs
     if sources and skipped == len(sources):
-        raise LogsleuthError(f"{', '.join(paths)}: no text logs found (only binary files)")
+        raise LogsleuthError(f"{', '.join(paths)}: no text logs found (every file was binary or unreadable)")
     names = [s.name for s in sources]
     for what, rules in (("--tz", opts.tz_rules), ("--date", opts.date_rules)):
         for pattern, value in rules:

@@ -79,6 +79,10 @@ class NotALog(LogsleuthError):
     """The input is readable but is not text (an image, an executable, ...)."""
 
 
+class Unreadable(NotALog):
+    """The input cannot be opened (permission denied): fatal when named, skipped in a directory walk."""
+
+
 @dataclass
 class Source:
     """One input as the user named it."""
@@ -176,6 +180,13 @@ NOT_LOGS = {
 
 def _walk(d: Path) -> list[Path]:
     files: list[Path] = []
+
+    def _walk_error(err: OSError) -> None:
+        if Path(err.filename) == d:  # the directory named: nothing to read
+            raise LogsleuthError(f"{err.filename}: cannot read directory ({err.strerror.lower()})")
+        # a subdirectory: the rest of the walk is still worth reading
+        print(f"logsleuth: warning: {err.filename}: cannot read directory ({err.strerror.lower()}), skipped", file=sys.stderr)
+
     for root, dirs, names in os.walk(d, onerror=_walk_error):
         dirs[:] = sorted(x for x in dirs if not x.startswith(".") and x != "__pycache__")
         for n in sorted(names):
@@ -185,10 +196,6 @@ def _walk(d: Path) -> list[Path]:
             if f.is_file():
                 files.append(f)
     return files
-
-
-def _walk_error(err: OSError) -> None:
-    raise LogsleuthError(f"{err.filename}: cannot read directory ({err.strerror.lower()})")
 
 
 # --------------------------------------------------------------------------- raw bytes
@@ -208,7 +215,7 @@ def _open(src: Source) -> tuple[BinaryIO, int | None]:
     try:
         fh = open(src.path, "rb", buffering=0)
     except PermissionError:
-        raise LogsleuthError(f"{src.name}: permission denied") from None
+        raise Unreadable(f"{src.name}: permission denied") from None
     except IsADirectoryError:
         raise LogsleuthError(f"{src.name}: is a directory") from None
     except FileNotFoundError:

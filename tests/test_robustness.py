@@ -179,9 +179,23 @@ def test_permission_denied(tmp_path):
     try:
         for command in ("inspect", "events", "analyze"):
             assert_one_line_error(run(command, secret, prefix=prefix), str(secret), "permission denied")
-        assert_one_line_error(run("inspect", locked, prefix=prefix), "inner", "cannot read directory", "permission denied")
+        # in a directory walk (/var/log/pulsar with one file of another user), what cannot be read
+        # is skipped and said, and the rest is read
+        write(locked / "ok.log", TEXT)
+        (locked / "old.log").write_text(TEXT)
+        (locked / "old.log").chmod(0)
+        r = run("analyze", locked, "--format", "json", prefix=prefix)
+        assert r.code == 0, r
+        assert "inner: cannot read directory (permission denied), skipped" in r.err and "Traceback" not in r.err
+        inputs = {Path(i["path"]).name: i for i in r.json()["inputs"]}
+        assert inputs["old.log"]["skipped"] == "permission denied" and inputs["ok.log"]["events"] == 2
+        assert any(f["id"] == "pulsar.dangling-producer-future" for f in r.json()["findings"]) or r.json()["findings"] == []
+        (locked / "ok.log").unlink()
+        r = run("inspect", locked, prefix=prefix)
+        assert r.code == 2 and "no text logs found (every file was binary or unreadable)" in r.err
     finally:
         (locked / "inner").chmod(0o755)
+        (locked / "old.log").chmod(0o644) if (locked / "old.log").exists() else None
 
 
 # --------------------------------------------------------------------------- what the bytes are
