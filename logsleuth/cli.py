@@ -491,8 +491,12 @@ def templates(
     if format == InspectFormat.json:
         from logsleuth.timeparse import iso_utc
 
+        from logsleuth import __version__
+
         w = result.window
         doc = {
+            "tool": "logsleuth",
+            "version": __version__,
             "window": None if w is None else {"from": iso_utc(w[0][0]), "to": iso_utc(w[0][1]), "baseline_from": iso_utc(w[1][0]), "baseline_to": iso_utc(w[1][1])},
             "changes": [c.to_json() for c in result.changes],
         }

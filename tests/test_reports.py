@@ -112,8 +112,27 @@ def test_unknown_message_in_the_incident_window_ranks_first(cli, tmp_path):
     r = cli("templates", "--tz", "UTC", inc, "--format", "json")
     assert r.code == 0, r
     doc = r.json()
+    assert doc["tool"] == "logsleuth" and doc["version"]  # every JSON document says what wrote it (docs/json.md)
     top = doc["changes"][0]
     assert "Bookie handle is not available" in top["template"] and top["incident"] == 50 and top["baseline"] == 0
     assert "<n>" in top["template"] and top["path"].endswith("pulsar-broker-1.2020-06-01.log")
     r = cli("templates", "--tz", "UTC", inc)
     assert r.code == 0 and "Bookie handle is not available" in r.out
+
+
+def test_report_evidence_has_its_notes_and_a_bounded_size(cli, tmp_path):
+    # each evidence line says why it is there (as the terminal and HTML do), and one enormous log
+    # line does not make an enormous postmortem: the path:line next to it leads to the whole line
+    broker = tmp_path / "pulsar-broker-1.2024-03-14.log"
+    reject = ("10:{m:02d}:01.231 [pulsar-io-22-3] WARN  org.apache.pulsar.broker.service.ServerCnx - [/10.1.116.123:15070][0] "
+              "Producer with id persistent://public/default/orders-partition-3 is already present on the connection")
+    lines = [reject.format(m=m) for m in range(10, 20)]
+    lines[0] += " " + "A" * 3_000_000
+    broker.write_text("\n".join(lines) + "\n")
+    for suffix in ("md", "html"):
+        out = tmp_path / f"r.{suffix}"
+        r = cli("report", broker, "--tz", "UTC", "-o", out)
+        assert r.code == 0, r
+        text = out.read_text()
+        assert out.stat().st_size < 200_000 and "A" * 1500 + "…" in text and "A" * 2000 not in text
+        assert "first rejected retry of producer 0" in text and f"{broker}:1:" in text

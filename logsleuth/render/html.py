@@ -11,7 +11,7 @@ from logsleuth.analysis import Analysis
 from logsleuth.findings import Finding
 from logsleuth.render import chart
 from logsleuth.render.report import _cell, _t, closing, coverage_notes, headline, input_rows, notes, subject_columns
-from logsleuth.render.safe import visible
+from logsleuth.render.safe import EVIDENCE_CHARS, one_line, visible
 from logsleuth.render.timeline import spark
 from logsleuth.timeline import histogram
 
@@ -113,7 +113,7 @@ def _finding(i: int, f: Finding) -> list[str]:
         out.append(f"<p><b>Subjects ({len(f.subjects)})</b></p><table><tr>{head}</tr>{body}</table>")
     if f.evidence:
         lines = "\n".join(
-            f'<span class="loc">{e(x.path)}:{x.line}:</span>' + (f" <i>{e(x.note)}</i>" if x.note else "") + "\n" + e(x.text.splitlines()[0] if x.text else "")
+            f'<span class="loc">{e(x.path)}:{x.line}:</span>' + (f" <i>{e(x.note)}</i>" if x.note else "") + "\n" + e(one_line(x.text, EVIDENCE_CHARS))
             for x in f.evidence
         )
         out.append(f"<p><b>Evidence</b></p><pre>{lines}</pre>")

@@ -8,7 +8,7 @@ import re
 from logsleuth.analysis import Analysis
 from logsleuth.findings import Finding
 from logsleuth.render.report import _cell, _t, closing, coverage_notes, headline, input_rows, notes, subject_columns
-from logsleuth.render.safe import visible
+from logsleuth.render.safe import EVIDENCE_CHARS, one_line, visible
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~$])")  # $: GitHub renders $...$ as math
 _LINE_START = re.compile(r"^([#>+=-])")
@@ -122,7 +122,8 @@ def finding(i: int, f: Finding) -> list[str]:
         out.append("")
         lines = []
         for e in f.evidence:
-            lines.append(f"{e.path}:{e.line}:{e.text.splitlines()[0] if e.text else ''}")
+            lines.append(f"{e.path}:{e.line}:" + (f"  [{e.note}]" if e.note else ""))
+            lines.append("    " + one_line(e.text, EVIDENCE_CHARS))
         out.append(fence(lines))
         out.append("")
     if f.remediation:

@@ -31,6 +31,11 @@ def visible(text: str | None, keep_newlines: bool = False) -> str:
     return s
 
 
+# an evidence line in a report to paste: long enough for any real log line, short enough that one
+# 50 MB line does not make a 50 MB postmortem (the path:line next to it leads to the whole line)
+EVIDENCE_CHARS = 2000
+
+
 def one_line(text: str | None, limit: int | None = None) -> str:
     """First line of ``text``, made visible and cut to ``limit`` characters."""
     if text is None:
