@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from logsleuth import events as ev
-from logsleuth import skew
+from logsleuth import rotation, skew
 from logsleuth.links import Links
 from logsleuth.detectors import run_all
 from logsleuth.detectors.base import Context
@@ -29,6 +29,7 @@ class Analysis:
     changes: list = field(default_factory=list)  # templates.Change: what else changed
     window: tuple | None = None  # (incident window, baseline window) the changes compare
     templates_counted: bool = False
+    logs: dict = field(default_factory=dict)  # rotated log -> its segments, oldest first (rotation.group)
 
     @property
     def span(self) -> tuple[dt.datetime | None, dt.datetime | None]:
@@ -47,19 +48,55 @@ class Analysis:
     def spans_by_path(self) -> dict:
         return {r.name: (r.first_ts, r.last_ts) for r in self.inputs if r.first_ts and r.last_ts}
 
+    def log_inputs(self) -> list[InputReport]:
+        """One report per log: the segments of a rotated log merged into one (detectors/base.merged)."""
+        from logsleuth.detectors.base import merged
+
+        reps = {r.name: r for r in self.inputs}
+        grouped = {s for segs in self.logs.values() for s in segs}
+        out = [r for r in self.inputs if r.name not in grouped]
+        for log, segs in self.logs.items():
+            live = [reps[s] for s in segs if s in reps and not reps[s].skipped_input]
+            if live:
+                out.append(merged(live, reps.get(log) or live[-1]))
+        return out
+
     def events_by_file(self) -> dict[str, int]:
         if self.events.height == 0:
             return {}
-        return dict(self.events.group_by("path").len().iter_rows())
+        return {str(k): v for k, v in self.events.group_by("file").len().iter_rows()}
 
 
-def correlate(result: ev.EventSet, skew_mode: str = "auto") -> tuple[pl.DataFrame, Links]:
+def as_logs(result: ev.EventSet) -> dict[str, list[str]]:
+    """Read the rotated segments of one log as that log (rotation.py): their events get the log's
+    name as ``path`` (its current segment's path, so ``Context.input`` and the layouts keep working)
+    while ``file`` keeps the real file their line numbers refer to. Returns {log: segments}."""
+    logs = rotation.group([r.name for r in result.inputs if not r.skipped_input])
+    events = result.events
+    if not logs or events.height == 0 or "path" not in events.columns:
+        return logs
+    log_of = rotation.log_of(logs)
+    order: list[str] = []  # the inputs as read, each log's segments together, oldest first
+    for name in result.files:
+        order += logs[log_of[name]] if name in log_of else [name]
+    result.events = events.with_columns(
+        file=pl.col("file").cast(pl.String).cast(ev.file_enum(order)),
+        path=pl.col("path").replace(log_of),
+    ).sort(["ts", "file", "line"], nulls_last=True, maintain_order=True)
+    return logs
+
+
+def correlate(result: ev.EventSet, skew_mode: str = "auto", logs: dict | None = None) -> tuple[pl.DataFrame, Links]:
     """The one-timeline step: link client logs to broker connections, estimate each client's clock
-    skew, and (``auto``) correct the strong ones. Says what it did on each input."""
+    skew, and (``auto``) correct the strong ones. Says what it did on each input (``logs``: the
+    segments of a rotated log share its skew)."""
     links = Links(result.events)
     events = result.events
     if skew_mode != "off":
         skews = skew.estimate(events, links)
+        for log, segments in (logs or {}).items():
+            if log in skews:
+                skews.update({seg: skews[log] for seg in segments})
         if skew_mode == "auto":
             events = skew.apply(events, skews, result.inputs)
         for rep in result.inputs:
@@ -102,8 +139,9 @@ def analyze(
         result = ev.collect(paths, opts, packs, read_flt, templates=templates)
     if window_flt is not None:
         window_flt.resolve(*result.span)
-    events, links = correlate(result, skew_mode)
-    ctx = Context(events, result.inputs, detector_options or {}, read_options=opts, links=links)
+    logs = as_logs(result)
+    events, links = correlate(result, skew_mode, logs)
+    ctx = Context(events, result.inputs, detector_options or {}, read_options=opts, links=links, logs=logs)
     findings = run_all(ctx, only)
     if window_flt is not None:
         findings = [f for f in findings if _overlaps(f, window_flt.since, window_flt.until)]
@@ -115,6 +153,7 @@ def analyze(
         since=flt.since if flt else None,
         until=flt.until if flt else None,
         options=detector_options or {},
+        logs=logs,
     )
     if templates:
         from logsleuth import templates as tpl

@@ -1,5 +1,5 @@
 """The events table of a set of inputs: every file read with the matcher's prefilter, matched,
-tagged with its path, time-filtered, and ordered (time, then file, then line)."""
+tagged with its file and path, time-filtered, and ordered (time, then file, then line)."""
 
 from __future__ import annotations
 
@@ -79,6 +79,11 @@ class EventSet:
         return (min(firsts) if firsts else None, max(lasts) if lasts else None)
 
 
+def file_enum(names: list[str]) -> pl.Enum:
+    """The dtype of the events' ``file`` column: the input names, sorting in this order."""
+    return pl.Enum(list(dict.fromkeys(names)))
+
+
 def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilter | None = None, templates: bool = False) -> EventSet:
     """``templates``: also count every unrecognised record per template and minute (for "what else
     changed"; costs a full parse of every record)."""
@@ -110,11 +115,14 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
         rep.events = ev.height
         matched_records = ev.select(pl.col("line").n_unique()).item() if ev.height else 0
         rep.unmatched_records = rep.records - matched_records
-        frames.append(ev.with_columns(file=pl.lit(i, dtype=pl.Int32), path=pl.lit(rep.name)))
+        frames.append(ev.with_columns(file=pl.lit(rep.name), path=pl.lit(rep.name)))
     if frames:
         events = pl.concat(frames, how="diagonal_relaxed")
     else:
-        events = matcher.empty(pl.DataFrame()).with_columns(file=pl.lit(None, dtype=pl.Int32), path=pl.lit(None, dtype=pl.String))
+        events = matcher.empty(pl.DataFrame()).with_columns(file=pl.lit(None, dtype=pl.String), path=pl.lit(None, dtype=pl.String))
+    # ``file``: the file a line is in, ordered as the inputs were read (ties in time keep that order);
+    # ``path``: the log it belongs to (the same, until analysis groups rotated segments)
+    events = events.with_columns(pl.col("file").cast(file_enum(files)))
     events = events.sort(["ts", "file", "line"], nulls_last=True, maintain_order=True)
     out = EventSet(events, reports, files)
     if flt is not None:

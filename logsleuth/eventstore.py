@@ -3,7 +3,7 @@ reads it back, so matching (per file, anywhere) and correlation (once, over all 
 apart. See docs/scale.md.
 
     DIR/events/system=<system>/part-<n>.parquet   the events table, hive-partitioned by system
-    DIR/coverage.parquet                          {path, ts, level}: each input's coverage sample
+    DIR/coverage.parquet                          {path, ts, level, n}: each input's coverage table (coverage.py)
     DIR/inputs.json                               each input's report (inputs[] of the JSON contract)
 """
 
@@ -17,7 +17,7 @@ import polars as pl
 
 from logsleuth import __version__
 from logsleuth.errors import LogsleuthError
-from logsleuth.events import EventSet
+from logsleuth.events import EventSet, file_enum
 from logsleuth.reader import InputReport, input_json
 from logsleuth.sources import ReadStats
 
@@ -79,11 +79,12 @@ def read(store: Path) -> EventSet:
             events=d.get("events"), unmatched_records=d.get("unmatched_records"),
         )
         if cov is not None:
-            rep.coverage = cov.filter(pl.col("path") == rep.name).select("ts", "level").sort("ts")
+            rep.coverage = cov.filter(pl.col("path") == rep.name).drop("path").sort("ts")
         inputs.append(rep)
-    index = {r.name: i for i, r in enumerate(inputs)}
+    names = [r.name for r in inputs]
     if events.height:
         cols = ["system"] + [c for c in events.columns if c != "system"]
-        events = events.select(cols).with_columns(file=pl.col("path").replace_strict(index, default=None, return_dtype=pl.Int32))
+        known = pl.when(pl.col("path").is_in(names)).then(pl.col("path"))
+        events = events.select(cols).with_columns(file=known.cast(file_enum(names)))
         events = events.sort(["ts", "file", "line"], nulls_last=True, maintain_order=True)
     return EventSet(events, inputs, [r.name for r in inputs])

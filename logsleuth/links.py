@@ -21,6 +21,7 @@ class Link:
     client_path: str
     how: str  # "exact connection" | "same host"
     line: int | None = None  # a client line that proves it
+    file: str | None = None  # the file that line is in (a segment, when the client log was rotated)
 
 
 def _ip(addr: str | None) -> str | None:
@@ -39,15 +40,16 @@ class Links:
         self._host_paths: dict[str, set[str]] = {}
         if events.height == 0 or "local_address" not in events.columns:
             return
-        local = events.filter(pl.col("local_address").is_not_null()).select("path", "line", "local_address").unique(
+        file = pl.col("file").cast(pl.String) if "file" in events.columns else pl.col("path")
+        local = events.filter(pl.col("local_address").is_not_null()).select("path", "line", "local_address", file=file).unique(
             ["local_address", "path"], keep="first", maintain_order=True
         )
-        for path, line, addr in local.iter_rows():
+        for path, line, addr, f in local.iter_rows():
             addr = addr if addr.startswith("/") else "/" + addr
-            self.exact.setdefault(addr, Link(path, "exact connection", line))
+            self.exact.setdefault(addr, Link(path, "exact connection", line, f))
             ip = _ip(addr)
             if ip:
-                self.hosts.setdefault(ip, Link(path, "same host", line))
+                self.hosts.setdefault(ip, Link(path, "same host", line, f))
                 self._host_paths.setdefault(ip, set()).add(path)
 
     def client_of(self, connection: str | None) -> Link | None:

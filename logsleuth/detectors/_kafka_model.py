@@ -67,7 +67,7 @@ RETRY_EVENTS = ("produce_retry", "produce_invalid_metadata")
 METADATA_EVENTS = ("metadata_error", "rebootstrap")
 TROUBLE = NODE_EVENTS + RETRY_EVENTS + METADATA_EVENTS
 NOT_LEADER = ("NOT_LEADER_OR_FOLLOWER", "NOT_LEADER_FOR_PARTITION")
-QUOTE_COLS = ("path", "line", "line_end", "ts", "raw", "msg")  # what evidence() / quote() read from a row
+QUOTE_COLS = ("path", "file", "line", "line_end", "ts", "raw", "msg")  # what evidence() / quote() read from a row
 
 
 @dataclass
@@ -126,7 +126,7 @@ def _episodes(kev: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
             retry=ev == "produce_retry",
             named=ev.is_in(list(RETRY_EVENTS)) & pl.col("err_node").is_not_null(),
         )
-        .sort(["path", "client", "ts", "line"])
+        .sort(["path", "client", "ts", "file", "line"])
     )
     if tr.height == 0:
         return tr.with_columns(ep=pl.lit(None, dtype=pl.Int64)), pl.DataFrame()
@@ -216,7 +216,7 @@ def _batches(kev: pl.DataFrame) -> pl.DataFrame:
     # time stay with the batch before them)
     first = pl.int_range(pl.len()).over(key) == 0
     gap = pl.col("ts").diff().over(key)
-    exp = exp.sort([*key, "ts", "line"], nulls_last=True).with_columns(
+    exp = exp.sort([*key, "ts", "file", "line"], nulls_last=True).with_columns(
         batch=(first | (gap > DUP_GAP).fill_null(False)).cum_sum().cast(pl.Int64)
     )
     return (
@@ -276,7 +276,7 @@ def _runs(kev: pl.DataFrame, eps: pl.DataFrame) -> pl.DataFrame:
     bx = kev.filter(pl.col("event") == "buffer_exhausted")
     first = pl.int_range(pl.len()).over("path") == 0
     gap = pl.col("ts").diff().over("path")
-    bx = bx.sort(["path", "ts", "line"], nulls_last=True).with_columns(
+    bx = bx.sort(["path", "ts", "file", "line"], nulls_last=True).with_columns(
         run=(first | (gap > EPISODE_GAP).fill_null(False)).cum_sum().cast(pl.Int64)
     )
     runs = (
@@ -331,10 +331,10 @@ def _waits(kev: pl.DataFrame, eps: pl.DataFrame) -> pl.DataFrame:
     or before it and was still going within the wait (the N ms of the text, + SLACK) before it."""
     mw = (
         kev.filter(pl.col("event") == "metadata_wait_timeout")
-        .unique(["path", "line"], keep="first", maintain_order=True)
-        .sort(["path", "ts", "line"], nulls_last=True)
+        .unique(["path", "file", "line"], keep="first", maintain_order=True)
+        .sort(["path", "ts", "file", "line"], nulls_last=True)
         .select(
-            "path", "line", "ts", "client", "topic", "partition",
+            "path", "file", "line", "ts", "client", "topic", "partition",
             wait_ms=pl.col("elapsed_ms"),
             row=pl.struct(*QUOTE_COLS),
         )
@@ -343,7 +343,7 @@ def _waits(kev: pl.DataFrame, eps: pl.DataFrame) -> pl.DataFrame:
             block=pl.duration(milliseconds=pl.col("wait_ms").fill_null(DEFAULT_MAX_BLOCK_MS).clip(0, MAX_MS).cast(pl.Int64))
         )
     )
-    return _link_blocked(mw, eps, "wait", "ts").sort(["path", "ts", "line"], nulls_last=True)
+    return _link_blocked(mw, eps, "wait", "ts").sort(["path", "ts", "file", "line"], nulls_last=True)
 
 
 def _loss(batches: pl.DataFrame, runs: pl.DataFrame, waits: pl.DataFrame) -> dict:

@@ -42,7 +42,7 @@ def quote(row: dict, needle: str, note: str = "") -> Evidence:
             # (a JSON envelope's stack trace is one file line holding several message lines)
             if i == 0 or not spans_lines or int(row["line"]) + i > int(row["line_end"]):
                 return evidence(row, note)
-            return Evidence(path=row["path"], line=int(row["line"]) + i, text=text.rstrip(), ts=row.get("ts"), note=note)
+            return Evidence(path=row.get("file") or row["path"], line=int(row["line"]) + i, text=text.rstrip(), ts=row.get("ts"), note=note)
     return evidence(row, note)
 
 
@@ -134,14 +134,15 @@ def cause_of(ep: dict) -> dict:
 def episode_quotes(m: Model, ep: dict, limit_retries: int = 3) -> list[Evidence]:
     """The lines a human would quote for an episode: where it starts, the first failed connection,
     the first retry of each error code, the first metadata error, where it ends."""
-    rows = m.trouble.filter(pl.col("ep") == ep["ep"]).sort(["ts", "line"])
+    rows = m.trouble.filter(pl.col("ep") == ep["ep"]).sort(["ts", "file", "line"])
     if rows.height == 0:
         return []
-    out: dict[int, Evidence] = {}
+    out: dict[tuple, Evidence] = {}
 
     def add(r: dict | None, note: str) -> None:
-        if r is not None and int(r["line"]) not in out:
-            out[int(r["line"])] = evidence(r, note)
+        key = (r.get("file"), int(r["line"])) if r is not None else None
+        if r is not None and key not in out:
+            out[key] = evidence(r, note)
 
     add(rows.row(0, named=True), "the trouble starts")
     node = ep.get("node")

@@ -54,8 +54,10 @@ def _col(df: pl.DataFrame, name: str, dtype=pl.String) -> pl.Expr:
 def _lines(ctx: Context, path: str, ev: pl.DataFrame) -> pl.DataFrame:
     """Every record of one input, with its sarama events (if any) and a class:
     chain (a sarama failure line or an error handed to the application), ok (an application line
-    that is not an error: a successful send, usually), or other (sarama's other lines)."""
-    per_line = ev.group_by("line").agg(
+    that is not an error: a successful send, usually), or other (sarama's other lines). A line is
+    (file, line): the segments of a rotated log follow each other, oldest first."""
+    file = pl.col("file").cast(pl.String)
+    per_line = ev.with_columns(file=file).group_by("file", "line").agg(
         events=pl.col("event"),
         error=_col(ev, "error").drop_nulls().first(),
         node=_col(ev, "node", pl.Int64).drop_nulls().first(),
@@ -68,10 +70,10 @@ def _lines(ctx: Context, path: str, ev: pl.DataFrame) -> pl.DataFrame:
         attempts_left=_col(ev, "attempts_left", pl.Int64).drop_nulls().first(),
     )
     try:
-        recs = ctx.records(path).select("line", "ts", "msg", "raw", "logger")
+        recs = ctx.records(path).select("line", "ts", "msg", "raw", "logger", file=file)  # in file order, oldest segment first
     except (ValueError, OSError, LogsleuthError):  # stdin, or an events directory without its logs: the sarama lines alone
-        recs = ev.select("line", "ts", "msg", "raw", "logger").unique("line", keep="first").sort("line")
-    df = recs.join(per_line, on="line", how="left").sort("line")
+        recs = ev.sort("file", "line").select("line", "ts", "msg", "raw", "logger", file=file).unique(["file", "line"], keep="first", maintain_order=True)
+    df = recs.with_row_index("_o").join(per_line, on=["file", "line"], how="left").sort("_o").drop("_o")
     internal = pl.col("events").list.eval(pl.element().is_in(list(ERROR_TEXT_EVENTS)).not_()).list.any().fill_null(False)
     chain_ev = pl.col("events").list.eval(pl.element().is_in(list(CHAIN_EVENTS))).list.any().fill_null(False)
     app_error = internal.not_() & pl.col("msg").fill_null("").str.contains(APP_ERROR_RE)
@@ -105,6 +107,12 @@ def _lines(ctx: Context, path: str, ev: pl.DataFrame) -> pl.DataFrame:
     ) | (gap.fill_null(0) > NEW_INCIDENT_GAP_S)
     df = df.with_columns(seg=boundary.cast(pl.Int32).cum_sum(), idx=pl.int_range(pl.len()))
     return df.drop("_state", "_state_ts", "_last", "_last_ts")
+
+
+def rotated(df: pl.DataFrame) -> bool:
+    """Are the lines of ``_lines`` from several files (the segments of a rotated log)? Then the line
+    numbers it gives out name their file."""
+    return "file" in df.columns and df["file"].n_unique() > 1
 
 
 def _incidents(df: pl.DataFrame, unseen: bool = False) -> list[tuple[int, int]]:
@@ -204,17 +212,19 @@ def _aftermath(df: pl.DataFrame, seg: pl.DataFrame, all_rows: list[dict], last: 
     breaker = inc.filter(is_breaker)
     periods: list[dict] = []
     if breaker.height:
-        b = breaker.select("ts", "line").with_columns(
+        b = breaker.select("ts", "line", "file", "idx").with_columns(
             p=((pl.col("ts").diff().dt.total_microseconds() / 1e6).fill_null(0) > BREAKER_TIMEOUT_S + 1).cast(pl.Int32).cum_sum()
         )
-        for r in b.group_by("p").agg(start=pl.col("ts").min(), end=pl.col("ts").max(), n=pl.len(), line=pl.col("line").min()).sort("start").iter_rows(named=True):
-            periods.append({"from": r["start"], "to": r["end"], "seconds": round(_seconds(r["start"], r["end"]), 3), "failed_sends": r["n"], "line": r["line"]})
+        agg = b.group_by("p").agg(start=pl.col("ts").min(), end=pl.col("ts").max(), n=pl.len(), first=pl.struct("idx", "line", "file").sort_by("idx").first())
+        for r in agg.sort("start").iter_rows(named=True):
+            periods.append({"from": r["start"], "to": r["end"], "seconds": round(_seconds(r["start"], r["end"]), 3), "failed_sends": r["n"],
+                            "line": r["first"]["line"]} | ({"file": r["first"]["file"]} if rotated(df) else {}))
     oob = inc.filter(pl.col("app_error") & pl.col("msg").str.contains("run out of available brokers"))
     returned = [r for r in all_rows if r["app_error"]]
     later = []
     for a, b2 in zip(returned, returned[1:]):
         later.append({
-            "at": b2["ts"], "line": b2["line"], "after_seconds": round(_seconds(a["ts"], b2["ts"]), 3), "error": _first_line(b2["msg"]),
+            "at": b2["ts"], "line": b2["line"], **({"file": b2["file"]} if rotated(df) else {}), "after_seconds": round(_seconds(a["ts"], b2["ts"]), 3), "error": _first_line(b2["msg"]),
             "breaker_open": "circuit breaker is open" in (b2["msg"] or ""),
         })
     longest_next = max((x["after_seconds"] for x in later if not x["breaker_open"]), default=None)

@@ -7,6 +7,7 @@ reads files itself. Detectors are found automatically (see ``detectors/__init__.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,11 +30,19 @@ class Context:
     options: dict = field(default_factory=dict)  # detector options from the CLI (e.g. sarama_config)
     read_options: ReadOptions | None = None  # how the inputs were read (for records())
     links: Links | None = None  # broker connection -> client log
+    logs: dict = field(default_factory=dict)  # rotated log -> its segments, oldest first (rotation.py)
     _records: dict = field(default_factory=dict, repr=False)
     _coverage: dict = field(default_factory=dict, repr=False)
 
+    # A log is what the events' ``path`` names: one input, or the rotated segments of one log
+    # (``path`` is then its current segment's name, and ``file`` the segment a line is in).
+
+    def segments(self, path: str) -> list[str]:
+        """The files of one log, oldest first (just ``[path]`` unless it was rotated)."""
+        return list(self.logs.get(path) or [path])
+
     def coverage(self, path: str) -> Coverage | None:
-        """Span, gaps and levels of one input (see logsleuth/coverage.py)."""
+        """Span, gaps and levels of one log (see logsleuth/coverage.py), all its segments together."""
         if path not in self._coverage:
             rep = self.input(path)
             if rep is None:
@@ -48,18 +57,24 @@ class Context:
         return self.links.client_of(connection)
 
     def records(self, path: str) -> pl.DataFrame:
-        """Every record of one input (line, line_end, ts, level, logger, thread, msg, raw), read
-        again on demand and cached: for detectors that need the lines no pattern matched (e.g.
-        the application's last successful send before a stall). Costs a full read of that file."""
+        """Every record of one log (file, line, line_end, ts, level, logger, thread, msg, raw; the
+        segments of a rotated log oldest first, ``line`` counted in ``file``), read again on demand
+        and cached: for detectors that need the lines no pattern matched (e.g. the application's
+        last successful send before a stall). Costs a full read of those files."""
         if path not in self._records:
+            from logsleuth.events import file_enum
             from logsleuth.reader import read_source
             from logsleuth.sources import Source
 
-            src = Source("-", None) if path == "-" else Source(path, Path(path))
-            if src.is_stdin:
-                raise ValueError("records() cannot re-read stdin")
-            recs, _ = read_source(src, self.read_options or ReadOptions())
-            self._records[path] = recs
+            files = self.segments(path)
+            frames = []
+            for name in files:
+                src = Source("-", None) if name == "-" else Source(name, Path(name))
+                if src.is_stdin:
+                    raise ValueError("records() cannot re-read stdin")
+                recs, _ = read_source(src, self.read_options or ReadOptions())
+                frames.append(recs.with_columns(file=pl.lit(name).cast(file_enum(files))))
+            self._records[path] = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal_relaxed")
         return self._records[path]
 
     def of(self, *names: str) -> pl.DataFrame:
@@ -70,10 +85,36 @@ class Context:
         return self.events.filter(pl.col("system") == system)
 
     def input(self, path: str) -> InputReport | None:
-        for r in self.inputs:
-            if r.name == path:
-                return r
-        return None
+        """What was read of one log. For a rotated log, its current segment's report with the span,
+        record counts and coverage sample of all its segments."""
+        reps = {r.name: r for r in self.inputs}
+        segs = [reps[n] for n in self.segments(path) if n in reps and not reps[n].skipped_input]
+        if len(segs) <= 1:
+            return reps.get(path)
+        return merged(segs, reps.get(path) or segs[-1])
+
+    def log_inputs(self) -> list[InputReport]:
+        """One report per log (rotated segments merged, see ``input``)."""
+        grouped = {seg for segs in self.logs.values() for seg in segs}
+        out = [r for r in self.inputs if r.name not in grouped]
+        return out + [rep for rep in (self.input(log) for log in self.logs) if rep is not None]
+
+
+def merged(segments: list[InputReport], head: InputReport) -> InputReport:
+    """One report for the segments of a rotated log: ``head``'s (its name, layout, zone) with the
+    span, counts and coverage sample of all of them."""
+    firsts = [r.first_ts for r in segments if r.first_ts is not None]
+    lasts = [r.last_ts for r in segments if r.last_ts is not None]
+    samples = [r.coverage for r in segments if r.coverage is not None]
+    return dataclasses.replace(
+        head,
+        first_ts=min(firsts) if firsts else None,
+        last_ts=max(lasts) if lasts else None,
+        records=sum(r.records for r in segments),
+        records_without_ts=sum(r.records_without_ts for r in segments),
+        events=sum(r.events or 0 for r in segments),
+        coverage=pl.concat(samples, how="diagonal_relaxed").sort("ts") if samples else None,
+    )
 
 
 @dataclass(frozen=True)
@@ -86,9 +127,22 @@ class Detector:
 
 
 def evidence(row: dict, note: str = "") -> Evidence:
-    """An evidence line from an events-table row: its path, first line and original text."""
+    """An evidence line from an events-table row: its file (the segment of a rotated log), first
+    line and original text."""
     text = row.get("raw") or ""
-    return Evidence(path=row["path"], line=int(row["line"]), text=text, ts=row.get("ts"), note=note)
+    return Evidence(path=row.get("file") or row["path"], line=int(row["line"]), text=text, ts=row.get("ts"), note=note)
+
+
+def segment_of(row: dict) -> str | None:
+    """The file of a row when it is a segment of a rotated log other than the log's path, else None."""
+    f = row.get("file")
+    return str(f) if f and f != row.get("path") else None
+
+
+def line_ref(row: dict) -> str:
+    """'line N' of a row, naming its file when that is a segment of a rotated log (not its path)."""
+    f = segment_of(row)
+    return f"line {row['line']}" if f is None else f"{Path(f).name} line {row['line']}"
 
 
 def rows(df: pl.DataFrame) -> list[dict]:

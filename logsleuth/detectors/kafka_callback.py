@@ -61,7 +61,7 @@ def run(ctx: Context) -> list[Finding]:
     cb = kev.filter(pl.col("event") == "callback_error")
     if cb.height == 0:
         return []
-    cb = cb.sort(["ts", "line"]).with_row_index("_i")
+    cb = cb.sort(["ts", "file", "line"]).with_row_index("_i")
     cb = cb.join(_culprits(cb), on="_i", how="left").with_columns(
         exception=pl.col("exception").fill_null("(no exception logged)"),
         message=pl.col("msg").str.extract(r"\n\s*[A-Za-z_$][\w$.]*(?:Exception|Error|Throwable)[\w$]*: ([^\n]*)", 1),
@@ -78,12 +78,12 @@ def run(ctx: Context) -> list[Finding]:
             with_trace=pl.col("has_trace").sum(),
             message=pl.col("message").drop_nulls().first(),
             client_id=pl.col("client").drop_nulls().first(),
-            first_line=pl.col("line").min(),
+            first_i=pl.col("_i").sort_by("file", "line").first(),  # the first line (of the oldest segment)
         )
         .sort(["path", "count", "first_seen"], descending=[False, True, False])
     )
     # the quoted record of each subject: its first occurrence
-    firsts = cb.join(subjects.select("path", "first_line"), left_on=["path", "line"], right_on=["path", "first_line"], how="semi")
+    firsts = cb.join(subjects.select("first_i"), left_on="_i", right_on="first_i", how="semi")
     out = []
     for (path,), subj in subjects.partition_by(["path"], as_dict=True, maintain_order=True).items():
         out.append(_finding(path, subj, firsts.filter(pl.col("path") == path), cb.filter(pl.col("path") == path)))

@@ -258,7 +258,7 @@ def _finding(ctx: Context, m: km.Model, path: str, ep: dict | None, tps: pl.Data
     # evidence: first and last expiry of each partition (the Kafka text itself, not just the ERROR line)
     for r in subjects_rows[:MAX_TP_EVIDENCE]:
         evid.append(kt.quote(r["first_row"], EXPIRY_TEXT, f"first expired batch of {r['topic_partition']}"))
-        if r["last_row"] and int(r["last_row"]["line"]) != int(r["first_row"]["line"]):
+        if r["last_row"] and (r["last_row"].get("file"), int(r["last_row"]["line"])) != (r["first_row"].get("file"), int(r["first_row"]["line"])):
             evid.append(kt.quote(r["last_row"], EXPIRY_TEXT, f"last expiry of {r['topic_partition']}"))
     evid.sort(key=lambda e: (e.ts is None, e.ts, e.line))
 

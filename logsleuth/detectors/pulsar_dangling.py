@@ -20,7 +20,7 @@ import datetime as dt
 import polars as pl
 
 from logsleuth.detectors._pulsar_client_only import stuck_on_client
-from logsleuth.detectors.base import Context, Detector, evidence, fmt_duration, fmt_time, rows, safe
+from logsleuth.detectors.base import Context, Detector, evidence, fmt_duration, fmt_time, rows, safe, segment_of, line_ref
 from logsleuth.findings import Evidence, Finding
 
 MIN_ATTEMPTS = 3
@@ -51,7 +51,7 @@ def _namespace(topic: str | None) -> str | None:
 
 def run(ctx: Context) -> list[Finding]:
     ev = ctx.events.filter(pl.col("system") == "pulsar")
-    ends = {r.name: r.last_ts for r in ctx.inputs}
+    ends = {r.name: r.last_ts for r in ctx.log_inputs()}
     findings, covered = _broker_side(ctx, ev, ends)
     # producers the client logs show rejected, where no broker log given shows them stuck
     return findings + stuck_on_client(ev, covered, ends, (MIN_ATTEMPTS, MIN_SPAN_S, MANY_ATTEMPTS), REFERENCES)
@@ -158,14 +158,18 @@ def _creations(ev: pl.DataFrame) -> pl.DataFrame:
             answered_at=pl.when(earlier).then(pl.col("t_ts")).otherwise(pl.col("a_ts")),
             answer=pl.when(earlier).then(pl.col("t_row").struct.field("line")).otherwise(pl.col("a_row").struct.field("line")) if by_id.height
             else pl.col("t_row").struct.field("line"),
+            answer_file=pl.when(earlier).then(pl.col("t_row").struct.field("file")).otherwise(pl.col("a_row").struct.field("file")) if by_id.height
+            else pl.col("t_row").struct.field("file"),
             answer_event=pl.when(earlier).then(pl.lit("producer_add_failed")).otherwise(pl.col("a_row").struct.field("event")) if by_id.height
             else pl.when(earlier).then(pl.lit("producer_add_failed")),
         )
     elif by_id.height:
-        out = out.with_columns(answered_at=pl.col("a_ts"), answer=pl.col("a_row").struct.field("line"), answer_event=pl.col("a_row").struct.field("event"))
+        out = out.with_columns(answered_at=pl.col("a_ts"), answer=pl.col("a_row").struct.field("line"), answer_event=pl.col("a_row").struct.field("event"),
+                               answer_file=pl.col("a_row").struct.field("file"))
     else:
-        out = out.with_columns(answered_at=pl.col("a_ts"), answer=pl.lit(None, dtype=pl.Int64), answer_event=pl.lit(None, dtype=pl.String))
-    return out.select(*KEY, "topic", "cr_ts", "cr_row", "answered_at", "answer", "answer_event")
+        out = out.with_columns(answered_at=pl.col("a_ts"), answer=pl.lit(None, dtype=pl.Int64), answer_event=pl.lit(None, dtype=pl.String),
+                               answer_file=pl.lit(None, dtype=pl.String))
+    return out.select(*KEY, "topic", "cr_ts", "cr_row", "answered_at", "answer", "answer_event", "answer_file")
 
 
 def _link_dangling(ev: pl.DataFrame, stuck: pl.DataFrame) -> list[dict]:
@@ -202,7 +206,8 @@ def _link_dangling(ev: pl.DataFrame, stuck: pl.DataFrame) -> list[dict]:
                 if last["answered_at"] is None or last["answered_at"] > s["first"]:
                     s["creating"] = last["cr_row"]
                 else:  # the future of the last creation did complete: nothing dangles from it
-                    s["answered"] = {"creation": last["cr_row"], "line": last["answer"], "event": last["answer_event"], "at": last["answered_at"]}
+                    s["answered"] = {"creation": last["cr_row"], "line": last["answer"], "file": last["answer_file"], "path": s["path"],
+                                     "event": last["answer_event"], "at": last["answered_at"]}
         if s["creating"] is not None and s["topic"] is not None:
             c_ts = s["creating"]["ts"]
             w = warn.filter(
@@ -253,7 +258,7 @@ def _unload_for(ev: pl.DataFrame, s: dict) -> dict | None:
         "bundle": bundle,
         "namespace": ns,
         "at": pick["ts"],
-        "path": pick["path"],
+        "path": pick.get("file") or pick["path"],  # the file the line is in (a segment of a rotated log)
         "line": int(pick["line"]),
         "trigger": None,
         "trigger_path": None,
@@ -264,7 +269,7 @@ def _unload_for(ev: pl.DataFrame, s: dict) -> dict | None:
     if trigger.height:
         t = trigger.sort("ts").row(0, named=True)
         cause.update(trigger=f"load shedding ({safe(t['detail'])}) unloading it from broker {safe(t['broker'])}",
-                     trigger_path=t["path"], trigger_line=int(t["line"]))
+                     trigger_path=t.get("file") or t["path"], trigger_line=int(t["line"]))
         cause["_rows"].insert(0, t)
         attempt = ev.filter(
             (pl.col("event") == "shed_attempt") & (pl.col("path") == t["path"])
@@ -289,6 +294,8 @@ def _client_links(ctx: Context, ev: pl.DataFrame, s: dict) -> tuple[list[dict], 
     cli = ev.filter(pl.col("component") == "client")
     if link is not None:
         proof = cli.filter((pl.col("path") == link.client_path) & (pl.col("line") == link.line))
+        if link.file is not None:
+            proof = proof.filter(pl.col("file").cast(pl.String) == link.file)
         out += rows(proof.head(1))
     fails = cli.filter(
         (pl.col("event") == "client_producer_create_failed")
@@ -349,12 +356,19 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
             "answered_creation_line": int(s["answered"]["creation"]["line"]) if s["answered"] else None,
             "identity_from_line": int(s["inferred"]["line"]) if s["inferred"] else None,
         })
+        # a rotated log: which segment those lines are in (only when that is not the subject's path)
+        for key, row in (("dangling_creation_file", s["creating"]), ("answered_creation_file", (s["answered"] or {}).get("creation")),
+                         ("identity_from_file", s["inferred"])):
+            if row and segment_of(row) is not None:
+                subjects[-1][key] = segment_of(row)
         if s["creating"]:
             evid.append(evidence(s["creating"], f"{_who(s)}: creation that never completed"
                                  + (" (the rejections name no producer: it is the only unanswered creation before them)" if s["inferred"] else "")))
         if s["answered"]:
             evid.append(evidence(s["answered"]["creation"], f"{_who(s)}: the last creation before the rejections"))
             ans = ev.filter((pl.col("path") == s["path"]) & (pl.col("line") == s["answered"]["line"]))
+            if s["answered"]["file"] is not None:
+                ans = ans.filter(pl.col("file").cast(pl.String) == s["answered"]["file"])
             if ans.height:
                 evid.append(evidence(rows(ans.head(1))[0], f"…answered with {'Failed to add producer' if s['answered']['event'] == 'producer_add_failed' else 'Created new producer'}: its future completed"))
         if s["ownership"]:
@@ -388,8 +402,8 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
         confidence -= 0.1
         a0 = answered[0]["answered"]
         reasons.append(
-            f"- the last 'Creating producer' before the rejections (line {a0['creation']['line']}) was answered "
-            f"(line {a0['line']}, {'Failed to add producer' if a0['event'] == 'producer_add_failed' else 'Created new producer'}): that future completed"
+            f"- the last 'Creating producer' before the rejections ({line_ref(a0['creation'])}) was answered "
+            f"({line_ref(a0)}, {'Failed to add producer' if a0['event'] == 'producer_add_failed' else 'Created new producer'}): that future completed"
         )
     else:
         reasons.append("- no dangling 'Creating producer' line was found (INFO lines missing, or the log starts after it)")
@@ -459,8 +473,8 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
     elif answered:
         a0 = answered[0]["answered"]
         mechanism = (
-            f"Its last 'Creating producer' before the rejections (line {a0['creation']['line']}) was answered with "
-            f"{'Failed to add producer' if a0['event'] == 'producer_add_failed' else 'Created new producer'} (line {a0['line']}), so that "
+            f"Its last 'Creating producer' before the rejections ({line_ref(a0['creation'])}) was answered with "
+            f"{'Failed to add producer' if a0['event'] == 'producer_add_failed' else 'Created new producer'} ({line_ref(a0)}), so that "
             "creation's future did complete (2.5.2+ catches the exception that left it dangling on 2.4–2.5.1), yet the producer id stayed "
             "registered on the connection: the same symptom by another path (#9792 on 2.6.1), not the 2.4–2.5.1 dangling future. "
         )

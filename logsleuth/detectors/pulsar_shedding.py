@@ -10,7 +10,7 @@ import statistics
 
 import polars as pl
 
-from logsleuth.detectors.base import Context, Detector, evidence, fmt_duration, fmt_time, rows, safe
+from logsleuth.detectors.base import Context, Detector, evidence, fmt_duration, fmt_time, rows, safe, segment_of
 from logsleuth.findings import Finding
 
 FREQUENT = dt.timedelta(minutes=60)  # unloads more often than this, repeatedly, deserve attention
@@ -72,6 +72,7 @@ def run(ctx: Context) -> list[Finding]:
         )
         subjects = [
             {"bundle": r["bundle"], "at": r["ts"], "broker": r["broker"], "path": r["path"], "line": int(r["line"])}
+            | ({"file": segment_of(r)} if segment_of(r) else {})
             for r in grp_rows
         ]
         evid = [evidence(r, "unload decision") for r in grp_rows[:8]]

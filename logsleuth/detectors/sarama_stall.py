@@ -38,7 +38,7 @@ from logsleuth.detectors._sarama_waits import (
     COMPONENTS, PRODUCE_TIMEOUTS, READ_TIMEOUTS, WRITE_TIMEOUTS, _cadence, _classify_gap, _deadline_fits,
     _figure, _metadata_deadline, _typical,
 )
-from logsleuth.detectors.base import Context, Detector, evidence, safe
+from logsleuth.detectors.base import Context, Detector, evidence, safe, segment_of, line_ref
 from logsleuth.detectors.sarama_config import DEFAULTS
 from logsleuth.findings import Finding
 
@@ -99,6 +99,11 @@ def plural(n: int, word: str) -> str:
 
 
 # ----------------------------------------------------------------------------- one incident
+
+
+def _files(path: str, **rows: dict) -> dict:
+    """{key: file} for the rows that are in a segment of a rotated log other than its path."""
+    return {k: segment_of(r | {"path": path}) for k, r in rows.items() if segment_of(r | {"path": path})}
 
 
 def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int, unseen: bool = False) -> Finding | None:
@@ -310,7 +315,7 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int, u
         inferred["Metadata.Timeout"] = {
             "value": deadline["upper"],
             "range": [deadline["lower"], deadline["upper"]],
-            "from": f"line {deadline['row']['line']}, '{deadline['text']}' {fmt_s(deadline['elapsed'], coarse)} into the metadata refresh",
+            "from": f"{line_ref(deadline['row'] | {'path': path})}, '{deadline['text']}' {fmt_s(deadline['elapsed'], coarse)} into the metadata refresh",
         }
         if not _deadline_fits(c_md, deadline, deadline_tol):
             eff["Metadata.Timeout"] = deadline["model_value"]
@@ -411,6 +416,7 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int, u
         "from_line": body[0]["line"] if (skipped or inside) else stall_rows[0]["line"],
         "start_estimated": start_estimated,
         "to_line": stall_rows[-1]["line"],
+        **_files(path, from_file=body[0] if (skipped or inside) else stall_rows[0], to_file=stall_rows[-1]),
         "ended_by": ended_by,
         "returned_error": _first_line(err_row["msg"]) if err_row else None,
         "application_figure_seconds": figure,
@@ -549,13 +555,13 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int, u
         if before_log is not None:
             conf -= 0.05
             reasons.append(
-                f"the log starts inside the failure chain (its first chain line, line {body[0]['line']} '{first_txt}', is already part of it): "
+                f"the log starts inside the failure chain (its first chain line, {line_ref(body[0] | {'path': path})} '{first_txt}', is already part of it): "
                 f"the {fmt_s(before_log)} before it are taken from the application's own figure ({fig_txt}), so the start is estimated"
             )
         else:
             conf -= 0.1
             reasons.append(
-                f"the log starts inside the failure chain (its first chain line, line {body[0]['line']} '{first_txt}', is already part of it) and "
+                f"the log starts inside the failure chain (its first chain line, {line_ref(body[0] | {'path': path})} '{first_txt}', is already part of it) and "
                 "the application logged no duration: the stall is at least what the log shows, and the failing send cannot be compared with the model"
             )
     if fits:
@@ -628,9 +634,9 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int, u
     ev: list = []
 
     def add(r: dict | None, note: str) -> None:
-        if r is None or any(e.line == r["line"] for e in ev):
+        if r is None or any((e.path, e.line) == (r.get("file") or path, r["line"]) for e in ev):
             return
-        ev.append(evidence({"path": path, "line": r["line"], "raw": r.get("raw"), "ts": r.get("ts")}, note))
+        ev.append(evidence({"path": path, "file": r.get("file"), "line": r["line"], "raw": r.get("raw"), "ts": r.get("ts")}, note))
 
     add(stall_rows[0] if pre is not None and not skipped and not inside else None, "last line before the failure chain" if not unseen else "the application's last line before the error")
     add(body[0] if not unseen else None, "the log begins inside the failure chain" if inside else "the chain begins")
@@ -643,7 +649,7 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int, u
     add(dial_rows[-1] if len(dial_rows) > 1 else None, "last failed dial")
     add(stall_rows[-1], {"error": "error returned to the application", "recovery": "recovery", "end of the log": "end of the log"}[ended_by])
     if periods:
-        add(next((r for r in all_rows if r["line"] == periods[0]["line"]), None), "circuit breaker open")
+        add(next((r for r in all_rows if r["line"] == periods[0]["line"] and r.get("file") == periods[0].get("file", r.get("file"))), None), "circuit breaker open")
     if recovered:
         add(recovered[0], "first successful line after the incident")
 
@@ -699,7 +705,8 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int, u
             "sarama_logger": "off" if unseen else "on",
             "log_starts_inside_chain": inside,
             "application_figure_seconds": figure,
-            "metadata_deadline": {k: v for k, v in deadline.items() if k != "row"} | {"line": deadline["row"]["line"]} if deadline else None,
+            "metadata_deadline": {k: v for k, v in deadline.items() if k != "row"} | {"line": deadline["row"]["line"]}
+            | ({"file": segment_of(deadline["row"] | {"path": path})} if segment_of(deadline["row"] | {"path": path}) else {}) if deadline else None,
             "breaker_open": periods,
             "out_of_brokers": {"returned": oob.height, "first": oob["ts"][0] if oob.height else None},
             "later_failures": later[:50],

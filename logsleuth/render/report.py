@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
+from pathlib import Path
 
 from rich.console import Console, Group
 from rich.padding import Padding
@@ -69,7 +70,10 @@ def notes(a: Analysis) -> list[str]:
             out.append(f"{visible(r.name)}: clock {sk.describe()}")
         if r.date_source and "modification time" in r.date_source or r.date_source.startswith("today"):
             out.append(f"{visible(r.name)}: time-only stamps dated by {r.date_source}; give --date if that is wrong")
-    spans = [(r.name, r.first_ts, r.last_ts) for r in a.inputs if r.first_ts and r.last_ts and not r.skipped_input]
+    for log, segments in a.logs.items():
+        out.append(f"{', '.join(visible(Path(s).name) for s in segments)} read as one log (rotated): {visible(log)}")
+    # one span per log: the segments of a rotated log follow each other, they do not overlap
+    spans = [(r.name, r.first_ts, r.last_ts) for r in a.log_inputs() if r.first_ts and r.last_ts and not r.skipped_input]
     if len(spans) >= 2:
         for name, f0, l0 in spans:
             if not any(f1 <= l0 and f0 <= l1 for other, f1, l1 in spans if other != name):
@@ -84,7 +88,7 @@ def coverage_notes(a: Analysis) -> list[str]:
     from logsleuth.coverage import compute
 
     out = []
-    for r in a.inputs:
+    for r in a.log_inputs():
         if r.skipped_input:
             continue
         cov = compute(r)

@@ -1,0 +1,82 @@
+"""Rotated logs: which inputs are segments of one log.
+
+``analyze broker.log*`` hands logsleuth ``broker.log.2.gz``, ``broker.log.1`` and ``broker.log``:
+one broker's log, cut by logrotate (or log4j2's RollingFile, logback's rolling policies). The
+detectors must read them as one log — a producer that got stuck in the oldest segment is still
+stuck in the newest — so the analysis stage (``analysis.analyze``) groups them with
+:func:`group` and gives their events one ``path`` (the log) while ``file`` keeps the real file.
+
+:func:`group` is a pure function of the input names. A name is a segment of ``base`` when removing
+a rotation suffix from it gives ``base`` (in the same directory):
+
+* ``name.N`` and ``name.N.gz|bz2|xz|zst`` (logrotate; a higher N is older), ``name.gz`` …
+* ``name-YYYYMMDD``, ``name.YYYY-MM-DD`` (logrotate ``dateext``), optionally ``.N`` / ``-N`` after the date
+* ``stem-YYYY-MM-DD-N.log``, ``stem-YYYY-MM-DD.N.log`` (log4j2 RollingFile ``%d{yyyy-MM-dd}-%i``) and
+  ``stem.YYYY-MM-DD.N.log`` (logback), also compressed, of the log ``stem.log`` (a higher N is newer)
+
+Only names that share a base with at least one other input are grouped; ``broker-1.log`` and
+``broker-2.log`` are two logs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+COMPRESSED = re.compile(r"\.(?:gz|bz2|xz|zst|zstd|lz4)$", re.IGNORECASE)
+_DATE = r"(?P<date>\d{4}-\d{2}-\d{2}|\d{8})"
+_INDEX = re.compile(r"^(?P<stem>.+?)\.(?P<n>\d{1,4})$")  # name.N (logrotate)
+_DATED = re.compile(r"^(?P<stem>.+?)[-.]" + _DATE + r"(?:[-.](?P<n>\d{1,4}))?$")  # name-YYYYMMDD, name.YYYY-MM-DD[.N]
+_DATED_EXT = re.compile(r"^(?P<stem>.+?)[-.]" + _DATE + r"(?:[-.](?P<n>\d{1,4}))?(?P<ext>\.(?:log|txt|out|json))$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Segment:
+    name: str  # as given
+    base: str  # the log it belongs to: dir/base name without the rotation suffix
+    order: tuple  # sorts oldest first
+
+
+def parse(name: str) -> Segment:
+    """The log a file name belongs to, and its place among that log's segments."""
+    folder, file = os.path.split(name)
+    bare = COMPRESSED.sub("", file)
+    m = _DATED_EXT.match(bare)
+    if m:  # log4j2 / logback: stem-DATE-N.log -> stem.log; a higher index is newer
+        base, order = m.group("stem") + m.group("ext"), (0, _day(m.group("date")), int(m.group("n") or 0))
+    elif m := _INDEX.match(bare):  # logrotate: name.N; a higher N is older
+        base, order = m.group("stem"), (1, -int(m.group("n")), 0)
+    elif m := _DATED.match(bare):  # logrotate dateext
+        base, order = m.group("stem"), (0, _day(m.group("date")), int(m.group("n") or 0))
+    else:  # the current file (perhaps compressed)
+        base, order = bare, (2, 0, 0 if bare != file else 1)
+    return Segment(name, os.path.join(folder, base), order)
+
+
+def _day(text: str) -> str:
+    return text.replace("-", "")
+
+
+def group(names: list[str]) -> dict[str, list[str]]:
+    """Rotated segments among ``names``: {log: [segment names, oldest first]} for every base shared
+    by two or more names. The log is named by its current segment: the one without a rotation
+    suffix, else the newest. Names that are no segment of another input are left out."""
+    by_base: dict[str, list[Segment]] = {}
+    for name in dict.fromkeys(names):
+        if name == "-":
+            continue
+        seg = parse(name)
+        by_base.setdefault(seg.base, []).append(seg)
+    out: dict[str, list[str]] = {}
+    for segs in by_base.values():
+        if len(segs) < 2:
+            continue
+        segs.sort(key=lambda s: (s.order, s.name))
+        out[segs[-1].name] = [s.name for s in segs]
+    return out
+
+
+def log_of(groups: dict[str, list[str]]) -> dict[str, str]:
+    """{segment name: log name} for every grouped segment."""
+    return {seg: log for log, segs in groups.items() for seg in segs}

@@ -1,0 +1,209 @@
+"""Rotated logs: the segments of one log (broker.log.2.gz, broker.log.1, broker.log) are read as that
+log by the detectors, while evidence cites each real file and line."""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import gzip
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import SAMPLES
+from logsleuth.rotation import group, parse
+
+# ----------------------------------------------------------------------------- grouping (pure)
+
+
+@pytest.mark.parametrize(
+    "names, expected",
+    [
+        (["d/broker.log.2.gz", "d/broker.log.1", "d/broker.log"], {"d/broker.log": ["d/broker.log.2.gz", "d/broker.log.1", "d/broker.log"]}),
+        (["broker.log", "broker.log.10", "broker.log.9.gz"], {"broker.log": ["broker.log.10", "broker.log.9.gz", "broker.log"]}),
+        (["syslog", "syslog-20240314", "syslog-20240313.gz"], {"syslog": ["syslog-20240313.gz", "syslog-20240314", "syslog"]}),
+        (["b.log.2024-03-15", "b.log", "b.log.2024-03-14"], {"b.log": ["b.log.2024-03-14", "b.log.2024-03-15", "b.log"]}),
+        # log4j2 RollingFile %d{yyyy-MM-dd}-%i: a higher index is newer
+        (["app.log", "app-2024-03-14-2.log", "app-2024-03-14-1.log.gz", "app-2024-03-13-1.log.gz"],
+         {"app.log": ["app-2024-03-13-1.log.gz", "app-2024-03-14-1.log.gz", "app-2024-03-14-2.log", "app.log"]}),
+        (["app.log", "app-2024-03-14.1.log"], {"app.log": ["app-2024-03-14.1.log", "app.log"]}),
+        # logback SizeAndTimeBasedRollingPolicy
+        (["app.log", "app.2024-03-14.1.log", "app.2024-03-14.0.log.gz"], {"app.log": ["app.2024-03-14.0.log.gz", "app.2024-03-14.1.log", "app.log"]}),
+        # no current file: the newest segment names the log
+        (["p.2020-06-02.log", "p.2020-06-01.log"], {"p.2020-06-02.log": ["p.2020-06-01.log", "p.2020-06-02.log"]}),
+    ],
+)
+def test_rotated_segments_are_grouped_oldest_first(names, expected):
+    assert group(names) == expected
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        ["broker-1.log", "broker-2.log"],  # two brokers, not two segments
+        ["pulsar-broker-1.2020-06-01.log", "pulsar-broker-2.2020-06-01.log"],
+        ["x/broker.log", "y/broker.log.1"],  # same name, other directory: other hosts
+        ["broker.log"],
+        ["broker.log.1"],  # one segment alone is just a log
+        ["client-orders-7d9f.log", "client-billing-1b7e.log", "client-payments-5c2a.log.gz"],
+        ["-", "broker.log"],
+    ],
+)
+def test_different_logs_are_not_grouped(names):
+    assert group(names) == {}
+
+
+def test_parse_names_the_base_log():
+    assert parse("logs/broker.log.3.gz").base == "logs/broker.log"
+    assert parse("logs/app-2024-03-14-7.log.gz").base == "logs/app.log"
+    assert parse("broker-1.log").base == "broker-1.log"
+
+
+# ----------------------------------------------------------------------------- the CLI on split samples
+
+RECORD_START = re.compile(r"^(?:\d\d:\d\d:\d\d|\[|\d{4}[-/])")
+
+
+def _split(src: Path, cuts: list[int], dest: Path, base: str, mtimes: list[dt.datetime] | None = None) -> list[tuple[Path, int]]:
+    """Cut ``src`` before the given (1-based) lines (each moved on to the next record start) into
+    base.N…, base.1, base (the oldest gzipped). Returns [(segment, first line of src in it)], oldest first."""
+    lines = src.read_text().splitlines(keepends=True)
+    starts = [1]
+    for c in cuts:
+        while not RECORD_START.match(lines[c - 1]):
+            c += 1
+        starts.append(c)
+    bounds = starts + [len(lines) + 1]
+    n = len(starts)
+    out = []
+    for i in range(n):
+        age = n - 1 - i
+        name = base if age == 0 else f"{base}.{age}" + (".gz" if i == 0 else "")
+        p = dest / name
+        text = "".join(lines[bounds[i] - 1 : bounds[i + 1] - 1])
+        if name.endswith(".gz"):
+            with gzip.open(p, "wt") as f:
+                f.write(text)
+        else:
+            p.write_text(text)
+        if mtimes:
+            t = calendar.timegm(mtimes[i].timetuple()) + 1
+            os.utime(p, (t, t))
+        out.append((p, bounds[i]))
+    return out
+
+
+def _segment_text(p: Path) -> list[str]:
+    data = gzip.open(p, "rt").read() if p.suffix == ".gz" else p.read_text()
+    return data.splitlines()
+
+
+def _where(segs: list[tuple[Path, int]], line: int) -> tuple[str, int]:
+    """The (segment name, line) that a line of the unsplit file became."""
+    p, first = [s for s in segs if s[1] <= line][-1]
+    return p.name, line - first + 1
+
+
+def _compare(whole: dict, split: dict, src: Path, segs: list[tuple[Path, int]]) -> None:
+    def norm_a(t: str) -> str:  # the log named the same way in both runs, directories left out
+        return t.replace(str(src), "LOG").replace(str(src.parent) + "/", "")
+
+    def norm_b(t: str) -> str:
+        return t.replace(str(segs[-1][0]), "LOG").replace(str(segs[-1][0].parent) + "/", "")
+
+    assert [norm_a(f["title"]) for f in whole["findings"]] == [norm_b(f["title"]) for f in split["findings"]]
+    for a, b in zip(whole["findings"], split["findings"]):
+        assert (a["id"], a["severity"], a["confidence"], a["first_seen"], a["last_seen"]) == (
+            b["id"], b["severity"], b["confidence"], b["first_seen"], b["last_seen"]
+        ), a["title"]
+        assert [norm_a(r) for r in a["confidence_reasons"]] == [norm_b(r) for r in b["confidence_reasons"]]
+        assert norm_a(a["root_cause"]) == norm_b(b["root_cause"])
+        for sa, sb in zip(a["subjects"], b["subjects"]):
+            for k in ("attempts", "first_seen", "last_seen", "still_stuck", "stuck_seconds", "stall_seconds", "records", "count"):
+                assert sa.get(k) == sb.get(k), (k, sa, sb)
+            if sa.get("path") == str(src):  # a subject's path is the log: its current segment
+                assert sb["path"] == str(segs[-1][0])
+        # the same lines cited, each in the segment it went to
+        want = [(Path(e["path"]).name, e["line"]) if e["path"] != str(src) else _where(segs, e["line"]) for e in a["evidence"]]
+        got = [(Path(e["path"]).name, e["line"]) for e in b["evidence"]]
+        assert got == want, a["title"]
+        for e in b["evidence"]:  # and the cited line is that file's line
+            seg = next((p for p, _ in segs if str(p) == e["path"]), None)
+            if seg is not None:
+                text = _segment_text(seg)[e["line"] - 1]
+                assert text.rstrip() == e["text"].splitlines()[0].rstrip() or e["text"].splitlines()[0].strip() in text
+
+
+def _no_overlap_note(text_report: str, segs) -> None:
+    assert "overlaps no other input" not in text_report
+    assert ", ".join(p.name for p, _ in segs) + " read as one log (rotated)" in text_report
+
+
+def test_a_rotated_pulsar_broker_log_gives_the_findings_of_the_whole_log(cli, tmp_path):
+    src_dir = SAMPLES / "pulsar-incident"
+    src = src_dir / "pulsar-broker-1.2020-06-01.log"
+    for f in src_dir.iterdir():
+        if f != src:
+            shutil.copy(f, tmp_path / f.name)
+    # time-only stamps: each segment dated by its modification time (the time of its last line)
+    ends = [dt.datetime(2020, 6, 1, 23, 10, 41), dt.datetime(2020, 6, 2, 0, 20, 20), dt.datetime(2020, 6, 2, 1, 29, 59)]
+    segs = _split(src, [1476, 2994], tmp_path, "pulsar-broker-1.log", ends)
+    whole_dir = tmp_path / "whole"
+    whole_dir.mkdir()
+    for f in src_dir.iterdir():
+        shutil.copy(f, whole_dir / f.name)
+    whole = cli("analyze", whole_dir, "--tz", "UTC", "--format", "json")
+    split = cli("analyze", tmp_path / "pulsar-broker-1.log*", *[tmp_path / f.name for f in src_dir.iterdir() if f != src], "--tz", "UTC", "--format", "json")
+    assert whole.code == 0 and split.code == 0, split
+    w, s = whole.json(), split.json()
+    assert [f["id"] for f in s["findings"]].count("pulsar.dangling-producer-future") == 2
+    _compare(w, s, whole_dir / src.name, segs)
+    # the dangling creation is in the oldest segment, the rejections go on into the newest
+    f = s["findings"][0]
+    sub = [x for x in f["subjects"] if x["path"] == str(segs[-1][0])]
+    assert sub and all(x["dangling_creation_file"] == str(segs[0][0]) for x in sub)
+    assert {Path(e["path"]).name for e in f["evidence"]} >= {"pulsar-broker-1.log.2.gz", "pulsar-broker-1.log.1", "pulsar-broker-1.log"}
+    text = cli("analyze", tmp_path / "pulsar-broker-1.log*", *[tmp_path / f.name for f in src_dir.iterdir() if f != src], "--tz", "UTC", "--format", "text")
+    _no_overlap_note(text.out, segs)
+    assert "no unload in these logs" not in text.out
+
+
+def test_a_rotated_kafka_producer_log_gives_the_findings_of_the_whole_log(cli, tmp_path):
+    src_dir = SAMPLES / "kafka-outage"
+    src = src_dir / "orders-producer.log"
+    whole_dir = tmp_path / "whole"
+    whole_dir.mkdir()
+    for name in ("billing-producer.log", "orders-producer.log"):
+        shutil.copy(src_dir / name, whole_dir / name)
+    shutil.copy(src_dir / "billing-producer.log", tmp_path / "billing-producer.log")
+    segs = _split(src, [400, 900], tmp_path, "orders-producer.log")
+    src = whole_dir / "orders-producer.log"
+    whole = cli("analyze", whole_dir / "billing-producer.log", src, "--format", "json")
+    split = cli("analyze", tmp_path / "billing-producer.log", *[p for p, _ in segs], "--format", "json")
+    assert whole.code == 0 and split.code == 0, split
+    w, s = whole.json(), split.json()
+    assert len(s["findings"]) == len(w["findings"]) >= 3
+    # billing-producer.log is the same content in another directory: compare its evidence by name
+    _compare(w, s, src, segs)
+    text = cli("analyze", tmp_path / "billing-producer.log", *[p for p, _ in segs], "--format", "text")
+    _no_overlap_note(text.out, segs)
+
+
+def test_a_rotated_sarama_log_gives_the_findings_of_the_whole_log(cli, tmp_path):
+    src_dir = SAMPLES / "sarama-blackhole"
+    src = src_dir / "orders-producer.log"
+    segs = _split(src, [56, 78], tmp_path, "orders-producer.log")
+    whole = cli("analyze", src, "--format", "json")
+    split = cli("analyze", *[p for p, _ in segs], "--format", "json")
+    assert whole.code == 0 and split.code == 0, split
+    w, s = whole.json(), split.json()
+    assert [f["id"] for f in s["findings"]] == ["sarama.retry-redial-stall"]
+    _compare(w, s, src, segs)
+    (sub,) = s["findings"][0]["subjects"]
+    (wsub,) = w["findings"][0]["subjects"]
+    assert (sub["from_file"], sub["from_line"]) == (str(segs[0][0]), wsub["from_line"])
+    # the last line is in the current segment, which is the subject's path: no file named
+    assert "to_file" not in sub and sub["path"] == str(segs[2][0]) and sub["to_line"] == wsub["to_line"] - segs[2][1] + 1
