@@ -40,8 +40,12 @@ DateOpt = Annotated[
 ]
 LayoutOpt = Annotated[Optional[str], typer.Option("--layout", help="Force a built-in layout by id (see 'logsleuth patterns layouts').")]
 LayoutPatternOpt = Annotated[
-    Optional[str],
-    typer.Option("--layout-pattern", help="Force a log4j/logback conversion pattern, e.g. '%d{ISO8601} [%t] %-5level %logger{36} - %msg%n'."),
+    Optional[list[str]],
+    typer.Option(
+        "--layout-pattern",
+        help="Force a log4j/logback conversion pattern, e.g. '%d{ISO8601} [%t] %-5level %logger{36} - %msg%n', "
+        "or GLOB=PATTERN for some files (repeatable; text before the first '=' is a glob only when it holds no '%').",
+    ),
 ]
 
 
@@ -107,7 +111,20 @@ def _root(
     pass
 
 
-def read_options(tz: list[str] | None, date: list[str] | None, layout: str | None, layout_pattern: str | None):
+def split_layout_pattern(item: str) -> tuple[str | None, str]:
+    """``GLOB=PATTERN`` -> (glob, pattern); a bare pattern -> (None, pattern). A conversion pattern
+    may hold '=' itself (``%replace{%m}{a=b}{}``, ``%highlight{..}{ERROR=red}``): the text is split
+    at its first '=' only when that '=' comes before the first '%' (a glob holds no '%'), so a
+    pattern that starts with '%' or has no '=' before its first '%' is bare. A pattern whose
+    literal text before the first '%' holds an '=' (``time=%d ...``) is given as ``*=time=%d ...``."""
+    eq = item.find("=")
+    pct = item.find("%")
+    if eq <= 0 or (pct != -1 and pct < eq):
+        return None, item
+    return item[:eq], item[eq + 1 :]
+
+
+def read_options(tz: list[str] | None, date: list[str] | None, layout: str | None, layout_pattern: list[str] | None):
     """CLI strings -> ReadOptions (validated; errors are one line, exit 2)."""
     import datetime as dt
 
@@ -132,8 +149,18 @@ def read_options(tz: list[str] | None, date: list[str] | None, layout: str | Non
             opts.date_rules.append((pattern, d))
         else:
             opts.date = d
-    if layout and layout_pattern:
-        raise LogsleuthError("give --layout or --layout-pattern, not both")
+    bare_patterns: list[str] = []
+    pattern_rules: list[tuple[str, str]] = []
+    for item in layout_pattern or []:
+        glob, pattern = split_layout_pattern(item)
+        if glob is None:
+            bare_patterns.append(pattern)
+        else:
+            pattern_rules.append((glob, pattern))
+    if len(bare_patterns) > 1:
+        raise LogsleuthError("give one --layout-pattern for all files; for some files use --layout-pattern 'GLOB=PATTERN'")
+    if layout and bare_patterns:
+        raise LogsleuthError("give --layout or --layout-pattern, not both (--layout-pattern 'GLOB=PATTERN' can go with --layout)")
     from logsleuth.render.progress import for_terminal
     from logsleuth.sources import _python_handles_sigint
 
@@ -145,8 +172,16 @@ def read_options(tz: list[str] | None, date: list[str] | None, layout: str | Non
         atexit.register(opts.progress.close)
     if layout:
         opts.layout = layout_by_id(layout)
-    elif layout_pattern:
-        opts.layout = from_conversion(layout_pattern, "custom")
+    for pattern in bare_patterns:
+        try:
+            opts.layout = from_conversion(pattern, "custom")
+        except LogsleuthError as e:
+            raise LogsleuthError(f"--layout-pattern {pattern!r}: {e}") from None
+    for glob, pattern in pattern_rules:
+        try:
+            opts.layout_rules.append((glob, from_conversion(pattern, "custom")))
+        except LogsleuthError as e:
+            raise LogsleuthError(f"--layout-pattern {glob + '=' + pattern!r}: {e}") from None
     return opts
 
 

@@ -18,14 +18,16 @@ import polars as pl
 
 from logsleuth import envelopes
 from logsleuth.layouts.catalog import Layout, builtin_layouts
-from logsleuth.layouts.detect import SAMPLE_LINES, Detection, detect
+from logsleuth.layouts.detect import MIN_RATE, SAMPLE_LINES, Detection, detect
 from logsleuth.records import RECORD_SCHEMA, assemble, stamp_prefix_expr, start_expr
 from logsleuth.timeparse import stamp_expr
 from logsleuth.sources import CHUNK_BYTES, ReadStats, Source, read_lines
 from logsleuth.timeparse import FileClock, iso_utc, local_zone
 
 Select = Callable[[], pl.Expr]
-COVERAGE_EVERY = 100  # every 100th record's time and level is kept for coverage (gaps, levels)
+COVERAGE_EVERY = 100  # every 100th record is parsed while reading, to find where the log is sparse (coverage)
+_PROVISIONAL = pl.coalesce(pl.col("_ts_aware"), pl.col("env_ts"), pl.col("_ts_naive").dt.replace_time_zone("UTC"))
+_TIME_COLS = ["_ts_aware", "_ts_naive", "env_ts", "level"]
 
 
 @dataclass
@@ -34,7 +36,8 @@ class ReadOptions:
     tz_rules: list[tuple[str, str]] = field(default_factory=list)  # (glob, zone), first match wins
     date: dt.date | None = None
     date_rules: list[tuple[str, dt.date]] = field(default_factory=list)
-    layout: Layout | None = None
+    layout: Layout | None = None  # forced for every input (--layout, a bare --layout-pattern)
+    layout_rules: list[tuple[str, Layout]] = field(default_factory=list)  # --layout-pattern GLOB=PATTERN, first match wins
     chunk_bytes: int = CHUNK_BYTES
     progress: Callable[[str, int, int | None], None] | None = None  # (input, bytes read, total) after each chunk
 
@@ -46,6 +49,12 @@ class ReadOptions:
             return self.tz, "--tz"
         return local_zone(), "this machine's zone; set --tz"
 
+    def layout_for(self, name: str) -> Layout | None:
+        for pattern, lay in self.layout_rules:
+            if _glob_match(name, pattern):
+                return lay
+        return self.layout
+
     def date_for(self, name: str) -> dt.date | None:
         for pattern, d in self.date_rules:
             if _glob_match(name, pattern):
@@ -54,6 +63,8 @@ class ReadOptions:
 
 
 def _glob_match(name: str, pattern: str) -> bool:
+    """A GLOB of --tz/--date/--layout-pattern matches the input's name as shown (the path as given,
+    or as found under a directory) or its file name; ``*`` also matches '/'."""
     base = name.rsplit("/", 1)[-1]
     return fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(base, pattern)
 
@@ -85,7 +96,7 @@ class InputReport:
     skipped_input: str | None = None  # why the input was skipped (a binary file found in a directory)
     events: int | None = None  # filled in by the matcher (None: not matched, e.g. inspect)
     unmatched_records: int | None = None  # records no pattern recognised (None: not matched)
-    coverage: pl.DataFrame | None = None  # {ts, level} of every COVERAGE_EVERY-th record (all, for inspect)
+    coverage: pl.DataFrame | None = None  # {ts, level, n}: earliest/latest record per minute and level (coverage.edges)
     clock_skew: object | None = None  # logsleuth.skew.Skew, when estimated
     reduced: pl.DataFrame | None = None  # read_source(reduce=...) aggregates (templates)
 
@@ -128,6 +139,8 @@ def read_source(
     ``reduce``, when given, sees every record of every chunk (with ``_selected`` and the
     provisional time columns ``_ts_aware``/``_ts_naive``/``env_ts``, which it must keep) and returns
     a small aggregate; the aggregates, with their times made final, land in ``report.reduced``."""
+    from logsleuth.coverage import BUCKET as COVERAGE_BUCKET, BUCKET_S as COVERAGE_BUCKET_S, edges
+
     stats = ReadStats()
     report = InputReport(src.name, stats)
     layouts = list(builtin_layouts())
@@ -157,22 +170,23 @@ def read_source(
             starts = lines.filter(pl.col("is_start")).select("rid", "_tod")
             naive = clock.naive_from_tod(starts).select("rid", "_ts_naive")
             clock.observe_naive(naive)
-        sampled = pl.col("rid") % COVERAGE_EVERY == 0
-        time_cols = ["_ts_aware", "_ts_naive", "env_ts", "level"]
         if select is not None and reduce is not None:
             edge = pl.col("rid").is_in([rid_base, rid_base + n_starts - 1])
             wanted = lines.filter(pl.col("_sel")).select("rid").unique()
             every = assemble(lines, det.layout, clock, naive).with_columns(_selected=pl.col("rid").is_in(wanted["rid"].implode()))
             rparts.append(compact(reduce(every)))
-            cparts.append(compact(every.filter(sampled).select(time_cols)))
+            cparts.append(compact(edges(every, _PROVISIONAL, _TIME_COLS)))
             rec = every.filter(pl.col("_selected") | edge)
         else:
-            # keep the lines of the selected records (and the first and last of the chunk, and
-            # every COVERAGE_EVERY-th record for coverage): they are parsed once, at the end
+            # keep the lines of the selected records (and the first and last of the chunk): they
+            # are parsed once, at the end; coverage reads its own few records now
             if select is not None:
+                cparts.append(coverage_sample(lines, n_starts, naive))
+                if sum(c.height for c in cparts) > 50_000:  # fold the chunks' rows into one table now and then
+                    cparts[:] = [edges(pl.concat(cparts, how="diagonal_relaxed"), _PROVISIONAL, _TIME_COLS)]
                 wanted = lines.filter(pl.col("_sel")).select("rid").unique()["rid"]
                 wanted_parts.append(wanted)
-                keep = pl.col("rid").is_in(wanted.implode()) | pl.col("rid").is_in([rid_base, rid_base + n_starts - 1]) | sampled
+                keep = pl.col("rid").is_in(wanted.implode()) | pl.col("rid").is_in([rid_base, rid_base + n_starts - 1])
                 kept = lines.filter(keep)
             else:
                 kept = lines
@@ -188,6 +202,30 @@ def read_source(
             return
         rid_base += n_starts
         parts.append(compact(rec))
+
+    def coverage_sample(lines: pl.DataFrame, n_starts: int, naive: pl.DataFrame | None) -> pl.DataFrame:
+        """The coverage table of one chunk (coverage.edges) without parsing every record: every
+        COVERAGE_EVERY-th record and the chunk's first and last are parsed; where two of them
+        are more than a bucket apart (the log is sparse there, or has a hole) every record between
+        them is parsed too. So every occupied minute is seen, and every gap longer than two
+        buckets is bounded by its true records."""
+        assert det is not None and clock is not None
+        rid, start = pl.col("rid"), pl.col("is_start")
+        picked = (rid % COVERAGE_EVERY == 0) | (rid == rid_base) | (rid == rid_base + n_starts - 1)
+        sample = assemble(lines.filter(start & picked), det.layout, clock, naive).select("rid", *_TIME_COLS)
+        keyed = sample.select("rid", _b=_PROVISIONAL.dt.truncate(COVERAGE_BUCKET)).drop_nulls("_b")
+        far = keyed.select(
+            "rid", _to=rid.shift(-1), _far=(pl.col("_b").shift(-1) - pl.col("_b")).abs() > pl.duration(seconds=COVERAGE_BUCKET_S)
+        ).filter(pl.col("_far"))
+        if far.height:  # parse every record inside those stretches
+            inside = lines.select("rid", "is_start").filter(start & ~picked).join_asof(far, on="rid", strategy="backward")
+            inside = inside.filter(pl.col("_far").fill_null(False) & (rid < pl.col("_to")))["rid"]
+            if inside.len():
+                more = assemble(lines.filter(start & rid.is_in(inside.implode())), det.layout, clock, naive)
+                sample = pl.concat([sample, more.select("rid", *_TIME_COLS)])
+        if sample.height > 2_000:  # a sparse stretch: keep the earliest and latest per minute and level
+            return compact(edges(sample, _PROVISIONAL, _TIME_COLS))
+        return compact(sample.select(*_TIME_COLS, n=pl.lit(1, dtype=pl.Int64)))
 
     def per_line_exprs() -> dict[str, pl.Expr]:
         # one pass, so Polars runs these expressions in parallel
@@ -211,7 +249,7 @@ def read_source(
             opts.progress(src.name, stats.bytes_read, total)
         if det is None:
             sample = frame["raw"].head(SAMPLE_LINES).to_list()
-            det = detect(sample, layouts, opts.layout)
+            det = detect(sample, layouts, opts.layout_for(src.name))
             zone, zone_source = opts.zone_for(src.name)
             clock = FileClock(src.name, zone, det.layout.time, opts.date_for(src.name), stats.mtime, zone_source=zone_source)
             report.envelope = det.envelope.name
@@ -247,7 +285,6 @@ def read_source(
         if select is not None:
             wanted_all = pl.concat(wanted_parts) if wanted_parts else pl.Series("rid", [], dtype=pl.Int64)
             rec = rec.with_columns(_selected=pl.col("rid").is_in(wanted_all.implode()))
-            cparts.append(rec.filter(pl.col("rid") % COVERAGE_EVERY == 0).select("_ts_aware", "_ts_naive", "env_ts", "level"))
         else:
             rec = rec.with_columns(_selected=pl.lit(True))
         parts.append(rec)
@@ -279,19 +316,24 @@ def read_source(
         last = recs.row(int(recs["ts"].arg_max()), named=True)  # type: ignore[arg-type]
         report.first_ts, report.first_stamp = first["ts"], first["ts_text"]
         report.last_ts, report.last_stamp = last["ts"], last["ts_text"]
-    if cparts:
-        cov = clock.finalize(pl.concat(cparts, how="vertical_relaxed")).select("ts", "level")
-        cov = pl.concat([cov, recs.select("ts", "level")], how="vertical_relaxed")
-    else:
-        cov = recs.select("ts", "level")
-    report.coverage = cov.filter(pl.col("ts").is_not_null()).sort("ts")
+    # coverage: the chunks' tables (or, every record having been parsed, all records) merged
+    # into one row per minute, level and edge (coverage.edges)
+    cov = clock.finalize(pl.concat(cparts, how="diagonal_relaxed")) if cparts else recs.select("ts", "level")
+    report.coverage = edges(cov, pl.col("ts"), ["ts", "level"]).sort("ts")
     recs = recs.filter(pl.col("_selected")).drop("_selected", "rid", "env_ts")
     if select is None:
         report.records_without_ts = int(recs["ts"].null_count())
     report.skipped_lines = stats.lines - report.lines_in_records
     if det is not None:
         lay = det.layout
-        if lay.is_fallback and not det.envelope.outer and not det.envelope.json_time:
+        if det.forced and not lay.is_fallback and stats.lines >= 2 and det.rate < MIN_RATE:
+            given = f"--layout-pattern {lay.conversion!r}" if lay.id == "custom" and lay.conversion else f"--layout {lay.id}"
+            stats.note(
+                f"{given} recognises almost none of these lines (a record starts on {report.records:,} of "
+                f"{stats.lines:,} lines), so they were read as {report.records:,} record(s): this input has another "
+                f"layout; give a pattern only to the files it fits (--layout-pattern 'GLOB=PATTERN') and let the others be detected"
+            )
+        elif lay.is_fallback and not det.envelope.outer and not det.envelope.json_time:
             stats.note(
                 "no built-in layout recognises these lines, so they were read as plain messages without "
                 "timestamps: give the application's pattern with --layout-pattern '%d{...} [%t] %-5level %logger - %msg%n'"
@@ -368,6 +410,7 @@ def iter_read(
 
     sources = expand(paths)
     skipped = 0
+    _warn_unmatched_globs(opts, [s.name for s in sources])
 
     def one(src: Source) -> tuple[InputReport, pl.DataFrame, BaseException | None]:
         try:
@@ -389,11 +432,20 @@ def iter_read(
         yield rep, recs
     if sources and skipped == len(sources):
         raise LogsleuthError(f"{', '.join(paths)}: no text logs found (every file was binary or unreadable)")
-    names = [s.name for s in sources]
-    for what, rules in (("--tz", opts.tz_rules), ("--date", opts.date_rules)):
-        for pattern, value in rules:
-            if not any(_glob_match(n, pattern) for n in names):
-                print(f"logsleuth: warning: {what} '{pattern}={value}' matches no input", file=sys.stderr)
+
+
+def _warn_unmatched_globs(opts: ReadOptions, names: list[str]) -> None:
+    """A GLOB=VALUE of --tz/--date/--layout-pattern that matches no input is a note on stderr
+    (not an error: one command line is often reused for several sets of files)."""
+    rules: list[tuple[str, str, str]] = [("--tz", p, v) for p, v in opts.tz_rules]
+    rules += [("--date", p, str(v)) for p, v in opts.date_rules]
+    rules += [("--layout-pattern", p, lay.conversion or lay.id) for p, lay in opts.layout_rules]
+    for what, pattern, value in rules:
+        if not any(_glob_match(n, pattern) for n in names):
+            hint = "it is matched against each input's path as given and its file name"
+            if what == "--layout-pattern" and not set(pattern) & set("*?["):
+                hint += f"; if '{pattern}={value}' is one pattern for every file, write '*={pattern}={value}'"
+            print(f"logsleuth: note: {what} '{pattern}={value}' matches no input ({hint})", file=sys.stderr)
 
 
 def read_all(

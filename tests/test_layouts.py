@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import polars as pl
 import pytest
@@ -204,3 +205,60 @@ def test_detection_ignores_stack_traces_and_falls_back():
     ]
     assert _pick(lines) == "kafka-log4j"
     assert _pick(["hello world", "another line"]) == "message-only"
+
+
+# ----------------------------------------------------------------------------- through the CLI
+
+_T = "kafka-producer-network-thread | producer-1"
+_C = "org.apache.kafka.clients.NetworkClient"
+_M = "[Producer clientId=producer-1] Connection to node 2 (kafka-2/10.0.0.7:9092) could not be established. Broker may not be available."
+_LINE = f"10:15:31.204 [{_T}] WARN  {_C} - {_M}"
+
+# log4j2's brace form of wrappers (and logback's parenthesis form, which must keep working): each
+# prints _LINE
+WRAPPERS = [
+    "%d{HH:mm:ss.SSS} [%t] %highlight{%-5level} %logger{36} - %msg%n",
+    "%d{HH:mm:ss.SSS} [%t] %highlight{%-5level}{ERROR=red, WARN=yellow} %logger{36} - %msg%n",
+    "%d{HH:mm:ss.SSS} [%t] %highlight{%-5level %logger{36}}{ERROR=red} - %msg%n",
+    "%d{HH:mm:ss.SSS} [%t] %style{%-5level}{bright} %c - %m%n",
+    "%d{HH:mm:ss.SSS} [%t] %-5level %c - %enc{%m}{CRLF}%n",
+    "%d{HH:mm:ss.SSS} [%t] %-5level %c - %replace{%m}{[\\r\\n]+}{ }%n",
+    "%d{HH:mm:ss.SSS} [%t] %-5level %c - %maxLen{%m}{300}%n",
+    "%d{HH:mm:ss.SSS} [%t] %-5level %equals{[%marker] }{[] }{}%c - %m%n",
+    "%d{HH:mm:ss.SSS} [%t] %-5level %notEmpty{[%X{trace}] }%c - %m%n",
+    "%d{HH:mm:ss.SSS} [%t] %highlight(%-5level) %c - %m%n",
+    "%d{HH:mm:ss.SSS} [%t] %-5level %c - %replace(%msg){'\\t', ' '}%n",
+]
+
+
+@pytest.mark.parametrize("pattern", WRAPPERS)
+def test_wrapper_forms_parse_through_the_cli(cli, tmp_path, pattern):
+    p = tmp_path / "app.log"
+    p.write_text(_LINE + "\n")
+    r = cli("events", p, "--tz", "UTC", "--date", "2024-05-02", "--format", "ndjson", "--layout-pattern", pattern)
+    assert r.code == 0, r
+    (ev,) = [json.loads(x) for x in r.out.splitlines()]
+    assert ev["event"] == "connection_failed" and ev["ts"] == "2024-05-02T10:15:31.204Z"
+    assert (ev["level"], ev["logger"], ev["thread"], ev["message"]) == ("WARN", _C, _T, _M)
+
+
+@pytest.mark.parametrize(
+    "pattern,problem",
+    [
+        ("%d{yyyy-MM-dd HH:mm:ss,SSS [%t] %-5level %c - %m%n", "the '{' after %d (column 3) is never closed"),
+        ("%d [%t] %-5level %c{36 - %m%n", "the '{' after %c (column 20) is never closed"),
+        ("%d [%t] %X{trace - %m%n", "the '{' after %X (column 11) is never closed"),
+        ("%d [%t] %-5level %c - %m%n}", "the '}' at column 27 closes no '{'"),
+        ("%d [%t] %-5level %c - %m}%n", "the '}' at column 25 closes no '{'"),
+        ("%d [%t] %-5level %c - %m%n%", "a '%' at the end of the pattern"),
+        ("%d [%t] %highlight(%-5level %c - %m%n", "the '(' after %highlight (column 19) is never closed"),
+        ("%d [%t] %-5level %c - %m%n%bogus", "unknown conversion word %bogus"),
+    ],
+)
+def test_broken_layout_pattern_is_one_line_error(cli, tmp_path, pattern, problem):
+    p = tmp_path / "app.log"
+    p.write_text("2024-05-02 10:15:31,204 [main] WARN  a.B - hello\n")
+    r = cli("inspect", p, "--tz", "UTC", "--layout-pattern", pattern)
+    assert r.code == 2 and r.out == "", r
+    assert r.err.count("\n") == 1 and r.err.startswith(f"logsleuth: error: --layout-pattern {pattern!r}: "), r
+    assert problem in r.err, r

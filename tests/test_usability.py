@@ -96,3 +96,106 @@ def test_analyze_output_format_follows_the_file_name(cli, tmp_path):
         r = cli("analyze", "--tz", "UTC", KAFKA, "-o", tmp_path / name)
         assert r.code == 0, r
         assert probe in (tmp_path / name).read_text(), name
+
+
+# ------------------------------------------------------------------ --layout-pattern per file, globs
+
+APP_PATTERN = "%d{yyyy-MM-dd HH:mm:ss.SSS} %5p [%15.15t] %-40.40c{1.} : %m%n"
+
+
+def _app_and_broker(tmp_path):
+    d = tmp_path / "logs"
+    d.mkdir()
+    app = [
+        f"2024-05-02 10:00:{i:02d}.005  WARN [ad | producer-1] {'o.a.k.c.NetworkClient':<40} : [Producer clientId=producer-1] "
+        "Connection to node 2 (kafka-2/10.0.0.7:9092) could not be established. Broker may not be available."
+        for i in range(30)
+    ]
+    broker = [
+        f"10:12:{i:02d}.231 [pulsar-io-22-3] INFO  org.apache.pulsar.broker.service.ServerCnx - New connection from /10.0.0.{i}:5123"
+        for i in range(30)
+    ]
+    (d / "app-orders.log").write_text("\n".join(app) + "\n")
+    (d / "pulsar-broker-host1.log").write_text("\n".join(broker) + "\n")
+    return d
+
+
+def _by_name(inputs):
+    return {os.path.basename(i["path"]): i for i in inputs}
+
+
+def test_layout_pattern_glob_applies_to_its_files_only(cli, tmp_path):
+    d = _app_and_broker(tmp_path)
+    base = ("--tz", "UTC", "--date", "2024-05-02")
+    r = cli("inspect", "--format", "json", d, *base, "--layout-pattern", f"app-*.log={APP_PATTERN}")
+    assert r.code == 0 and "matches no input" not in r.err, r
+    got = _by_name(r.json()["inputs"])
+    app, broker = got["app-orders.log"], got["pulsar-broker-host1.log"]
+    assert app["layout"] == "custom" and app["layout_forced"] and app["records"] == 30 and app["records_without_ts"] == 0
+    assert broker["layout"] == "pulsar-broker-2x" and not broker["layout_forced"] and broker["records"] == 30
+    # a bare pattern still applies to every file; the one it does not fit says so, naming it
+    r = cli("analyze", "--format", "json", d, *base, "--layout-pattern", APP_PATTERN)
+    assert r.code in (0, 1), r
+    got = _by_name(r.json()["inputs"])
+    assert got["app-orders.log"]["layout"] == got["pulsar-broker-host1.log"]["layout"] == "custom"
+    (note,) = [n for n in got["pulsar-broker-host1.log"]["notes"] if "recognises almost none" in n]
+    assert f"--layout-pattern {APP_PATTERN!r}" in note and "1 of 30 lines" in note and "GLOB=PATTERN" in note
+    assert not any("recognises almost none" in n for n in got["app-orders.log"]["notes"])
+    text = cli("inspect", d, *base, "--layout-pattern", APP_PATTERN).out
+    assert "recognises almost none of these lines" in text
+    # first matching glob wins; the bare pattern covers the rest
+    r = cli("inspect", "--format", "json", d, *base, "--layout-pattern", "pulsar-*=%d{HH:mm:ss.SSS} [%t] %-5level %c - %m%n",
+            "--layout-pattern", APP_PATTERN)
+    got = _by_name(r.json()["inputs"])
+    assert got["pulsar-broker-host1.log"]["records"] == 30 and got["app-orders.log"]["records"] == 30
+    assert cli("inspect", d, "--layout-pattern", APP_PATTERN, "--layout-pattern", APP_PATTERN).code == 2
+    r = cli("inspect", d, "--layout-pattern", "app-*.log=%d %c{36 - %m%n")
+    assert r.code == 2 and r.err.startswith("logsleuth: error: --layout-pattern 'app-*.log=%d %c{36 - %m%n': unbalanced braces"), r
+
+
+def test_layout_pattern_with_equals_is_bare_unless_a_glob_comes_first(cli, tmp_path):
+    d = _app_and_broker(tmp_path)
+    base = ("--tz", "UTC", "--date", "2024-05-02")
+    # '=' inside the pattern (after the first '%'): one pattern for every file, not GLOB=PATTERN
+    pat = "%d{yyyy-MM-dd HH:mm:ss.SSS} %highlight{%5p}{ERROR=red, WARN=yellow} [%15.15t] %-40.40c{1.} : %replace{%m}{a=b}{}%n"
+    r = cli("inspect", "--format", "json", d, *base, "--layout-pattern", pat)
+    assert r.code == 0 and "matches no input" not in r.err, r
+    got = _by_name(r.json()["inputs"])
+    assert got["app-orders.log"]["layout"] == got["pulsar-broker-host1.log"]["layout"] == "custom"
+    assert got["app-orders.log"]["records_without_ts"] == 0
+    # a literal '=' before the first '%' needs an explicit glob
+    (d / "kv.log").write_text("time=2024-05-02 10:00:00.005 level=WARN msg=hello\n" * 3)
+    r = cli("inspect", "--format", "json", d / "kv.log", *base, "--layout-pattern", "*=time=%d{yyyy-MM-dd HH:mm:ss.SSS} level=%p msg=%m%n")
+    (kv,) = r.json()["inputs"]
+    assert kv["layout"] == "custom" and kv["records"] == 3 and kv["records_without_ts"] == 0
+    r = cli("inspect", "--format", "json", d / "kv.log", *base, "--layout-pattern", "time=%d{yyyy-MM-dd HH:mm:ss.SSS} level=%p msg=%m%n")
+    assert "--layout-pattern 'time=%d{yyyy-MM-dd HH:mm:ss.SSS} level=%p msg=%m%n' matches no input" in r.err, r
+    assert "write '*=time=%d" in r.err
+
+
+def test_globs_that_match_no_input_are_noted(cli, tmp_path):
+    d = _app_and_broker(tmp_path)
+    r = cli("inspect", "--format", "json", d, "--tz", "broker-*.log=Asia/Shanghai", "--tz", "UTC",
+            "--date", "broker-*.log=2024-05-02", "--layout-pattern", f"nope-*.log={APP_PATTERN}")
+    assert r.code == 0, r
+    assert "logsleuth: note: --tz 'broker-*.log=Asia/Shanghai' matches no input" in r.err
+    assert "logsleuth: note: --date 'broker-*.log=2024-05-02' matches no input" in r.err
+    assert f"logsleuth: note: --layout-pattern 'nope-*.log={APP_PATTERN}' matches no input" in r.err
+    assert r.json()["inputs"]  # still analysed
+    # a glob that matches (the file name, or the path as given) is silent
+    r = cli("inspect", d, "--tz", "pulsar-broker-*.log=Asia/Shanghai", "--tz", f"{d}/app-*=UTC", "--date", "2024-05-02")
+    assert r.code == 0 and "matches no input" not in r.err, r
+
+
+def test_readme_tz_glob_matches_pulsars_default_file_name(cli, tmp_path):
+    import re
+
+    from conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    glob, zone = re.search(r"--tz '([^'=]+)=([^']+)'", readme).groups()
+    d = _app_and_broker(tmp_path)  # pulsar-daemon writes pulsar-broker-<host>.log
+    r = cli("inspect", "--format", "json", d / "pulsar-broker-host1.log", "--tz", f"{glob}={zone}", "--date", "2024-05-02")
+    assert r.code == 0 and "matches no input" not in r.err, r
+    (inp,) = r.json()["inputs"]
+    assert zone in inp["zone"], inp

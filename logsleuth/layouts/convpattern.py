@@ -34,7 +34,10 @@ pp.ParserElement.set_default_whitespace_chars("")
 
 _modifier = pp.Regex(r"-?\d*(?:\.-?\d+)?")
 _keyword = pp.Regex(r"[A-Za-z]+")
-_option = pp.Regex(r"\{(?:[^{}]|\{[^{}]*\})*\}")
+# an option: a brace group, nested brace groups balanced (a log4j2 wrapper's first option is a
+# whole sub-pattern: %highlight{%d{HH:mm:ss}{UTC} %-5level}); a backslash escapes the next character
+_option = pp.Forward()
+_option <<= pp.Combine(pp.Literal("{") + pp.ZeroOrMore(pp.Regex(r"(?:\\.|[^{}\\])+", re.S) | _option) + pp.Literal("}"))
 _pattern_in_parens = pp.Forward()
 _conversion = (
     pp.Literal("%").suppress()
@@ -96,11 +99,14 @@ _NOTHING = {
 _WRAPPERS = {
     "highlight", "style", "clr", "black", "red", "green", "yellow", "blue", "magenta", "cyan",
     "white", "gray", "grey", "boldRed", "boldGreen", "boldYellow", "boldBlue", "boldMagenta",
-    "boldCyan", "boldWhite", "faint", "enc", "encode", "maxLen", "maxLength", "",
+    "boldCyan", "boldWhite", "faint", "",
     "truncate", "trunc",
 }
+# wrappers whose output is their content changed (escaped, cut, rewritten): the content's fields
+# are matched leniently, as whatever the log shows
+_TRANSFORMING = {"enc", "encode", "maxLen", "maxLength", "replace"}
 _OPTIONAL_WRAPPERS = {"notEmpty", "varsNotEmpty", "variablesNotEmpty", "equals", "equalsIgnoreCase"}
-_OPAQUE = {"replace", "K", "map", "MAP", "marker", "markerSimpleName", "u", "uuid", "fqcn", "endOfBatch", "hostName", "host", "contextName", "cn", "property", "sequence", "mdcv", "ndc", "x", "NDC", "kvpl", "exceptionMessage", "em"}
+_OPAQUE = {"K", "map", "MAP", "marker", "markerSimpleName", "u", "uuid", "fqcn", "endOfBatch", "hostName", "host", "contextName", "cn", "property", "sequence", "mdcv", "ndc", "x", "NDC", "kvpl", "exceptionMessage", "em"}
 
 
 class _Builder:
@@ -110,6 +116,7 @@ class _Builder:
         self.time: TimeSpec | None = None
         self.msg_index: int | None = None
         self.ended = False
+        self.lenient = False  # inside %replace/%enc/%maxLen: fields match any text
 
     def group(self, name: str, core: str) -> str:
         if name in self.fields:
@@ -132,7 +139,10 @@ def _pad(core: str, mod: str) -> str:
 def _emit(b: _Builder, items: list, optional: bool = False) -> None:
     for item in items:
         if b.ended:
-            return
+            # printed on later lines (after %n): contributes nothing, but must still be valid
+            # (a trailing lone '%' or an unknown word there is a typo, not something to ignore)
+            _emit(_Builder(), [item])
+            continue
         kind = item[0]
         if kind == "lit":
             b.add(re.escape(item[1]))
@@ -152,7 +162,14 @@ def _emit(b: _Builder, items: list, optional: bool = False) -> None:
 
 
 def _conversion_regex(b: _Builder, mod: str, kw: str, sub: list | None, opts: list[str]) -> None:
+    if sub is None and opts and kw and (kw in _WRAPPERS or kw in _TRANSFORMING or kw in _OPTIONAL_WRAPPERS):
+        # log4j2's brace form: %highlight{%-5level}{ERROR=red}: the first brace group is the
+        # sub-pattern, the others are options
+        sub, opts = _parse(opts[0][1:-1], inner=True), opts[1:]
     opt_vals = [_resolve_props(o[1:-1]) for o in opts]
+
+    def core(regex: str) -> str:
+        return r".*?" if b.lenient else regex
     if kw in _DATE:
         pattern = opt_vals[0].strip() if opt_vals and opt_vals[0].strip() else None
         zone = opt_vals[1].strip() if len(opt_vals) > 1 and opt_vals[1].strip() else None
@@ -183,53 +200,66 @@ def _conversion_regex(b: _Builder, mod: str, kw: str, sub: list | None, opts: li
     elif kw in _NOTHING:
         return
     elif kw in _THREAD:
-        b.add(_pad(b.group("thread", r".*?"), mod))
+        b.add(_pad(b.group("thread", core(r".*?")), mod))
     elif kw in _LEVEL:
-        b.add(_pad(b.group("level", r"[A-Za-z]+"), mod))
+        b.add(_pad(b.group("level", core(r"[A-Za-z]+")), mod))
     elif kw in _LOGGER:
-        b.add(_pad(b.group("logger", r"\S+"), mod))
+        b.add(_pad(b.group("logger", core(r"\S+")), mod))
     elif kw in _CLASS:
-        b.add(_pad(b.group("class", r"\S+"), mod))
+        b.add(_pad(b.group("class", core(r"\S+")), mod))
     elif kw in _METHOD:
-        b.add(_pad(b.group("method", r"[^\s(]+"), mod))
+        b.add(_pad(b.group("method", core(r"[^\s(]+")), mod))
     elif kw in _FILE:
-        b.add(_pad(b.group("srcfile", r"[^\s:()]+"), mod))
+        b.add(_pad(b.group("srcfile", core(r"[^\s:()]+")), mod))
     elif kw in _LINE:
-        b.add(_pad(b.group("srcline", r"\d+|\?"), mod))
+        b.add(_pad(b.group("srcline", core(r"\d+|\?")), mod))
     elif kw in _LOCATION:
-        b.add(_pad(b.group("location", r"\S+"), mod))
+        b.add(_pad(b.group("location", core(r"\S+")), mod))
     elif kw in _MDC:
         if opt_vals and opt_vals[0].strip():
             key = re.sub(r"\W", "_", opt_vals[0].split(":-")[0].strip())[:40] or "key"
-            b.add(_pad(b.group(f"mdc_{key}", r".*?"), mod))
+            b.add(_pad(b.group(f"mdc_{key}", core(r".*?")), mod))
         else:
             b.add(r".*?")
     elif kw in _PID:
-        b.add(_pad(b.group("pid", r"\d+"), mod))
+        b.add(_pad(b.group("pid", core(r"\d+")), mod))
     elif kw in _NUMBERS:
-        b.add(_pad(r"\d+", mod))
+        b.add(_pad(core(r"\d+"), mod))
     elif kw == "esb":
         b.add(r"(?:\[[^\]]*\] )?")
     elif kw in _OPAQUE:
         b.add(r".*?")
-    elif kw in _WRAPPERS or kw in _OPTIONAL_WRAPPERS:
+    elif kw == "replace" and sub is None:
+        b.add(r".*?")  # logback's old %replace without a sub-pattern
+    elif kw in _WRAPPERS or kw in _OPTIONAL_WRAPPERS or kw in _TRANSFORMING:
         if sub is None:
             if kw == "":
                 raise PatternError("a '%' must be followed by a conversion word (use %% for a literal %)")
-            raise PatternError(f"%{kw} needs a sub-pattern in parentheses")
+            raise PatternError(f"%{kw} needs a sub-pattern: %{kw}(...) or %{kw}{{...}}")
         if kw in _OPTIONAL_WRAPPERS:
             inner = _Builder()
             inner.fields = b.fields
+            inner.lenient = b.lenient
             _emit(inner, sub)
             if b.msg_index is None and inner.msg_index is not None:
                 b.msg_index = len(b.parts)
-            b.add("(?:" + "".join(inner.parts) + ")?")
+            body = "".join(inner.parts)
+            # %equals{pattern}{test}{substitution} prints the substitution instead of the pattern
+            subst = opt_vals[1] if kw.startswith("equals") and len(opt_vals) > 1 else ""
+            if subst and "%" not in subst:
+                body = f"(?:{body})|{re.escape(subst)}"
+            b.add("(?:" + body + ")?")
             if inner.time is not None and b.time is None:
                 b.time = inner.time
             b.ended = b.ended or inner.ended
         else:
             before = len(b.parts)
-            _emit(b, sub)
+            was_lenient = b.lenient
+            b.lenient = was_lenient or kw in _TRANSFORMING
+            try:
+                _emit(b, sub)
+            finally:
+                b.lenient = was_lenient
             if mod and re.fullmatch(r"-?\d+(?:\.-?\d+)?", mod) and len(b.parts) > before:
                 grouped = "".join(b.parts[before:])
                 del b.parts[before:]
@@ -249,6 +279,59 @@ def _resolve_props(text: str) -> str:
     return re.sub(r"\$\{[A-Za-z0-9_.]+(?::-([^{}]*))?\}", lambda m: m.group(1) or "", text)
 
 
+_CONV_HEAD = re.compile(r"%(-?\d*(?:\.-?\d+)?)([A-Za-z]*)")
+
+
+def _check_brackets(pattern: str) -> None:
+    """Braces must balance everywhere, and the parentheses of a sub-pattern (``%highlight(...)``)
+    too; otherwise the grammar would read the stray bracket as literal text and the layout would
+    silently match nothing (``%d{yyyy-MM-dd HH:mm:ss [%t] ...`` loses every timestamp). One
+    message naming the bracket and its column. A backslash escapes the next character (a literal brace is written with a backslash before it)."""
+    stack: list[tuple[str, int, str]] = []  # (bracket, 1-based column, the conversion it follows)
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "%":
+            if pattern.startswith("%%", i):
+                i += 2
+                continue
+            m = _CONV_HEAD.match(pattern, i)
+            end = m.end() if m else i + 1
+            if end >= n and not (m and m.group(2)):
+                raise PatternError(
+                    f"a '%' at the end of the pattern (column {i + 1}) must be followed by a conversion word (use %% for a literal %)"
+                )
+            word = "%" + (m.group(2) if m else "")
+            if end < n and pattern[end] in "{(":
+                stack.append((pattern[end], end + 1, word))
+                end += 1
+            i = end
+            continue
+        if c == "{" or (c == "(" and stack and stack[-1][0] == "("):
+            stack.append((c, i + 1, ""))
+        elif c == "}":
+            if not stack or stack[-1][0] != "{":
+                raise PatternError(
+                    f"unbalanced braces: the '}}' at column {i + 1} closes no '{{' (write \\}} for a literal brace)"
+                )
+            stack.pop()
+        elif c == ")" and stack and stack[-1][0] == "(":
+            stack.pop()
+        i += 1
+    if stack:
+        bracket, col, word = stack[-1]
+        after = f" after {word}" if word else ""
+        where = f"the '{bracket}'{after} (column {col})"
+        kind = "braces" if bracket == "{" else "parentheses"
+        closing = "}" if bracket == "{" else ")"
+        raise PatternError(
+            f"unbalanced {kind}: {where} is never closed (a '{closing}' is missing)"
+        )
+
+
 def _parse(pattern: str, inner: bool = False) -> list:
     try:
         return list(_pattern_top.parse_string(pattern, parse_all=True))
@@ -264,6 +347,7 @@ def compile_pattern(pattern: str) -> CompiledLayout:
         raise PatternError("empty conversion pattern")
     if len(pattern) > MAX_PATTERN:
         raise PatternError(f"conversion pattern longer than {MAX_PATTERN} characters")
+    _check_brackets(pattern)
     items = _parse(pattern)
     b = _Builder()
     try:
