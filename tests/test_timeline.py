@@ -240,3 +240,132 @@ def test_time_only_stdin_is_not_dated_into_the_future(cli):
     (inp,) = r.json()["inputs"]
     assert inp["date_source"] == "today (no --date, no date in the name, no file time)"
     assert _utc(inp["first_ts"]).date() in (before.date(), after.date())
+
+
+# --- coverage: gaps are real silences, not the spacing of a sample -------------------------------
+
+def _iso_line(t: dt.datetime, msg: str) -> str:
+    return f"{t:%Y-%m-%dT%H:%M:%S},{t.microsecond // 1000:03d}+0000 [main] INFO  com.example.App - {msg}"
+
+
+def _quiet_log(hole: tuple[dt.datetime, dt.datetime] | None = None) -> tuple[str, list[dt.datetime]]:
+    """A busy start (10 lines a second for 10 minutes), then a line every 30 s for 2 h; ``hole``:
+    no lines in that stretch. The busy start makes every-Nth-record sampling read the quiet part's
+    sample spacing (minutes) as gaps."""
+    start = dt.datetime(2024, 5, 2, 8, 0, 0, tzinfo=UTC)
+    stamps = [start + dt.timedelta(milliseconds=100 * i) for i in range(6000)]
+    quiet = stamps[-1] + dt.timedelta(seconds=30)
+    stamps += [quiet + dt.timedelta(seconds=30 * i) for i in range(240)]
+    if hole:
+        stamps = [t for t in stamps if not hole[0] <= t <= hole[1]]
+    return "\n".join(_iso_line(t, f"tick {i}") for i, t in enumerate(stamps)) + "\n", stamps
+
+
+def _coverage_notes(out: str) -> list[str]:
+    return [x.split("note: ", 1)[-1] for x in out.splitlines() if "coverage:" in x and "has no lines" in x]
+
+
+def test_sparse_log_has_no_false_gaps(cli, tmp_path):
+    text, _ = _quiet_log()
+    p = tmp_path / "quiet.log"
+    p.write_text(text)
+    r = cli("analyze", "--tz", "UTC", p, "-f", "text")
+    assert r.code in (0, 1), r
+    assert _coverage_notes(r.out) == [], r.out
+
+
+def test_real_hole_in_a_sparse_log_is_one_gap_with_its_true_bounds(cli, tmp_path):
+    t0 = dt.datetime(2024, 5, 2, 9, 0, 0, tzinfo=UTC)
+    text, stamps = _quiet_log((t0, t0 + dt.timedelta(minutes=20)))
+    before = max(t for t in stamps if t < t0)
+    after = min(t for t in stamps if t > t0)
+    p = tmp_path / "quiet.log"
+    p.write_text(text)
+    r = cli("analyze", "--tz", "UTC", p, "-f", "text")
+    notes = _coverage_notes(r.out)
+    assert len(notes) == 1, r.out
+    m = re.search(r"has no lines from (\S+ \S+) UTC to (\S+ \S+) UTC", notes[0])
+    assert m, notes
+    assert m.group(1)[:19] == f"{before:%Y-%m-%d %H:%M:%S}" and m.group(2)[:19] == f"{after:%Y-%m-%d %H:%M:%S}"
+
+
+def test_sample_incident_has_no_false_coverage_gaps(cli):
+    r = cli("analyze", "--tz", "UTC", SAMPLES / "pulsar-incident", "-f", "text")
+    assert r.code in (0, 1), r
+    assert "Load shedding" in r.out or "load-shedding" in r.out  # the README command really ran
+    # the client logs' largest silences are well under a minute
+    assert [n for n in _coverage_notes(r.out) if "client-billing" in n or "client-orders" in n] == [], r.out
+
+
+def test_sparse_client_log_does_not_lower_the_finding_confidence(cli, tmp_path):
+    """The client log writes a line every few seconds but its retries (events) are thinned to one
+    every ~10 minutes: it still covers the stuck period, so the finding keeps its confidence."""
+    inc = tmp_path / "inc"
+    shutil.copytree(SAMPLES / "pulsar-incident", inc)
+    client = inc / "client-orders-7d9f.log"
+    kept, k = [], 0
+    for x in client.read_text().splitlines():
+        if "Failed to create producer" in x:
+            k += 1
+            if k % 12:
+                continue
+        kept.append(x)
+    client.write_text("\n".join(kept) + "\n")
+    stamps = [dt.datetime.strptime(x[:23], "%Y-%m-%d %H:%M:%S.%f") for x in kept if x[:2] == "20"]
+    assert max(b - a for a, b in zip(stamps, stamps[1:])) < dt.timedelta(minutes=2)  # no real gap
+
+    def dangling(out):
+        return next(f for f in out["findings"] if f["id"] == "pulsar.dangling-producer-future" and f["subjects"][0]["client"].endswith("client-orders-7d9f.log"))
+
+    f = dangling(cli("analyze", "--tz", "UTC", inc, "--format", "json").json())
+    full = dangling(cli("analyze", "--tz", "UTC", SAMPLES / "pulsar-incident", "--format", "json").json())
+    assert not [x for x in f["confidence_reasons"] if "does not cover" in x], f["confidence_reasons"]
+    assert f["confidence"] == full["confidence"]
+
+
+def test_two_brokers_clocks_are_tied_together_by_the_clients(cli, tmp_path):
+    # the sample night with broker-2's clock 5 s behind: the clients that talk to both brokers tie
+    # the two clocks together, so broker-2 is put on broker-1's clock, and a client paired only with
+    # broker-2 still gets its true skew against broker-1 (+3.2 s), not one against broker-2's clock
+    src = SAMPLES / "pulsar-incident"
+    for f in src.iterdir():
+        if f.name.startswith("pulsar-broker-2"):
+            out = []
+            for line in f.read_text().splitlines(keepends=True):
+                m = re.match(r"(\d\d):(\d\d):(\d\d)\.(\d{3}) ", line)
+                if m:
+                    t = dt.datetime(2000, 1, 2, *map(int, m.groups()[:3]), int(m.group(4)) * 1000) - dt.timedelta(seconds=5)
+                    line = f"{t:%H:%M:%S}.{t.microsecond // 1000:03d} " + line[13:]
+                out.append(line)
+            (tmp_path / f.name).write_text("".join(out))
+        else:
+            (tmp_path / f.name).write_bytes(f.read_bytes())
+    doc = cli("analyze", "--tz", "UTC", tmp_path, "--format", "json").json()
+    sk = {i["path"].rsplit("/", 1)[-1]: i["clock_skew"] for i in doc["inputs"]}
+    b2 = sk["pulsar-broker-2.2020-06-01.log"]
+    assert b2["status"] == "estimated" and abs(b2["clock_skew_s"] + 5.0) < 0.05 and b2["applied"] is True
+    assert b2["reference"][0].endswith("pulsar-broker-1.2020-06-01.log")
+    assert abs(sk["client-payments-5c2a.log.gz"]["clock_skew_s"] - 3.2) < 0.05
+    assert abs(sk["client-billing-1b7e.log"]["clock_skew_s"] + 1.7) < 0.05
+    # on one axis again: the shedding decision (broker-1) comes before the unload it caused (broker-2)
+    rec = next(f for f in doc["findings"] if f["id"] == "pulsar.dangling-producer-future" and f["severity"] == "high")
+    ev = {e["note"]: e["ts"] for e in rec["evidence"]}
+    assert ev["load shedding unloads the bundle"] < ev["the unload starts on the owning broker"]
+
+
+def test_a_broker_clock_behind_another_is_bounded_by_cause_and_effect(cli, tmp_path):
+    # no client ties the two brokers together: the unload logged 4 s before the decision that
+    # caused it says broker-2's clock is at least that much behind
+    b1 = tmp_path / "pulsar-broker-1.2024-03-14.log"
+    b2 = tmp_path / "pulsar-broker-2.2024-03-14.log"
+    b1.write_text(
+        "10:00:05.000 [pulsar-load-manager-3-1] INFO  org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl - "
+        "[Overload shedder] Unloading bundle: public/default/0x40000000_0x80000000 from broker 10.0.0.12:8080\n"
+    )
+    b2.write_text("10:00:01.100 [pulsar-web-41-5] INFO  org.apache.pulsar.broker.namespace.OwnedBundle - Disabling ownership: public/default/0x40000000_0x80000000\n")
+    doc = cli("analyze", "--tz", "UTC", b1, b2, "--format", "json").json()
+    sk = {i["path"].rsplit("/", 1)[-1]: i["clock_skew"] for i in doc["inputs"]}
+    assert sk["pulsar-broker-2.2024-03-14.log"]["status"] == "behind another broker"
+    assert abs(sk["pulsar-broker-2.2024-03-14.log"]["clock_skew_s"] + 3.9) < 0.01
+    t = cli("analyze", "--tz", "UTC", b1, b2, "--format", "text").out
+    assert "at least 3.90 s behind" in t
