@@ -213,6 +213,10 @@ def unwrap(frame: pl.DataFrame, env: Envelope) -> pl.DataFrame:
             env_logger = src.str.json_path_match(_path(env.json_logger))
         if env.json_host:
             env_host = src.str.json_path_match(env.json_host)
+    # NUL padding left by a crash (a preallocated or truncated file) ends where the next write
+    # begins: a line that starts with NULs is read from its first other byte (raw keeps them)
+    if frame.height and frame.select(pl.col("raw").str.starts_with("\x00").any()).item():
+        text = text.str.strip_chars_start("\x00")
     cols.update(text=text, env_ts=env_ts, env_level=env_level, env_logger=env_logger, env_host=env_host)
     out = frame.with_columns(**cols)
     return out.drop([c for c in ("_inner", "_jt", "_err", "_st", "_jts") if c in out.columns])

@@ -239,6 +239,19 @@ def test_nul_bytes_inside_lines(tmp_path):
     assert_clean(run("analyze", p))
 
 
+def test_a_line_after_nul_padding_is_still_a_record(tmp_path):
+    # a crash leaves NUL padding where the file was preallocated; the next write follows it on the
+    # same line: that line is a record and its event counts
+    p = write(tmp_path / "crash.log", (INFO + "\n" + "\x00" * 32 + PRESENT + "\n" + INFO + "\n").encode())
+    (inp,) = inspect_json(p)
+    assert inp["records"] == 3
+    (ev,) = events_ndjson(p)
+    assert ev["line"] == 2 and ev["event"] == "producer_already_present" and ev["text"] == PRESENT
+    r = run("events", p)  # piped grep format: the record, at the line it is on
+    assert_clean(r)
+    assert r.out.startswith(f"{p}:2:") and r.out.endswith(PRESENT + "\n")
+
+
 def test_invalid_utf8(tmp_path):
     p = write(tmp_path / "bad.log", PRESENT.encode() + b" caf\xff\xfe\x80\n" + INFO.encode() + b"\n")
     (inp,) = inspect_json(p)
