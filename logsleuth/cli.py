@@ -454,7 +454,9 @@ def timeline(
     """All inputs' events on one UTC axis (client clocks corrected for skew), with causes marked."""
     from logsleuth import events as ev
     from logsleuth import timeline as tl
-    from logsleuth.analysis import correlate
+    import polars as pl
+
+    from logsleuth.analysis import as_logs, correlate
     from logsleuth.packs import load_packs
     from logsleuth.render import events as evview
     from logsleuth.render import timeline as view
@@ -467,7 +469,12 @@ def timeline(
     zone = opts.tz or opts.zone_for("")[0]
     flt = ev.EventFilter(since_text=since, until_text=until, zone=zone, events=event or [], systems=system or [])
     result = ev.collect(paths, opts, packs, flt)
-    events, _ = correlate(result, skew.value)
+    # the segments of a rotated log share one clock estimate (as in analyze); lines are still
+    # cited by the file they are in
+    logs = as_logs(result)
+    events, _ = correlate(result, skew.value, logs)
+    if logs:
+        events = events.with_columns(path=pl.col("file").cast(pl.String))
     if around:
         first, last = result.span
         center = parse_when(around, zone, first, last)

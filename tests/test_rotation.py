@@ -207,3 +207,47 @@ def test_a_rotated_sarama_log_gives_the_findings_of_the_whole_log(cli, tmp_path)
     assert (sub["from_file"], sub["from_line"]) == (str(segs[0][0]), wsub["from_line"])
     # the last line is in the current segment, which is the subject's path: no file named
     assert "to_file" not in sub and sub["path"] == str(segs[2][0]) and sub["to_line"] == wsub["to_line"] - segs[2][1] + 1
+
+
+def test_timeline_puts_rotated_client_segments_on_the_broker_clock(cli, tmp_path):
+    # the billing host's clock runs 1.7 s behind: its rotated segments share one estimate, as in
+    # analyze, so timeline gives each line the time the unsplit log gives it, cited in its segment
+    src_dir = SAMPLES / "pulsar-incident"
+    src = src_dir / "client-billing-1b7e.log"
+    for f in src_dir.iterdir():
+        if f != src:
+            shutil.copy(f, tmp_path / f.name)
+    n = len(src.read_text().splitlines())
+    segs = _split(src, [n // 3, 2 * n // 3], tmp_path, "client-billing.log")
+    whole = [x for x in cli("timeline", "--tz", "UTC", src_dir, "--format", "ndjson").out.splitlines()]
+    split = [x for x in cli("timeline", "--tz", "UTC", tmp_path, "--format", "ndjson").out.splitlines()]
+    import json as _json
+
+    w = {(e["line"], e["event"]): e["ts"] for e in map(_json.loads, whole) if e["path"].endswith("client-billing-1b7e.log")}
+    s = {}
+    for e in map(_json.loads, split):
+        if Path(e["path"]).name.startswith("client-billing.log"):
+            first = next(start for p, start in segs if p.name == Path(e["path"]).name)
+            s[(e["line"] + first - 1, e["event"])] = e["ts"]
+    assert w and s == w
+
+
+def test_an_empty_current_segment_keeps_the_log_s_layout(cli, tmp_path):
+    # right after a rotation the current file is empty: the log is still the 2.x time-only broker log
+    src_dir = SAMPLES / "pulsar-incident"
+    src = src_dir / "pulsar-broker-1.2020-06-01.log"
+    (tmp_path / "pulsar-broker-1.log.1").write_text(src.read_text())
+    (tmp_path / "pulsar-broker-1.log").write_text("")
+    rest = [f for f in src_dir.iterdir() if f != src]
+    for f in rest:
+        shutil.copy(f, tmp_path / f.name)
+    one = tmp_path / "one"
+    one.mkdir()
+    shutil.copy(src, one / "pulsar-broker-1.log")
+    for f in rest:
+        shutil.copy(f, one / f.name)
+    date = ["--date", "pulsar-broker-1.log*=2020-06-01"]
+    split = cli("analyze", tmp_path, "--tz", "UTC", *date, "--format", "json").json()
+    whole = cli("analyze", one, "--tz", "UTC", *date, "--format", "json").json()
+    key = lambda d: [(f["id"], f["title"], f["confidence"], f["confidence_reasons"]) for f in d["findings"]]  # noqa: E731
+    assert key(split) == key(whole)

@@ -33,6 +33,7 @@ class Context:
     logs: dict = field(default_factory=dict)  # rotated log -> its segments, oldest first (rotation.py)
     _records: dict = field(default_factory=dict, repr=False)
     _coverage: dict = field(default_factory=dict, repr=False)
+    _merged: dict = field(default_factory=dict, repr=False)
 
     # A log is what the events' ``path`` names: one input, or the rotated segments of one log
     # (``path`` is then its current segment's name, and ``file`` the segment a line is in).
@@ -91,7 +92,9 @@ class Context:
         segs = [reps[n] for n in self.segments(path) if n in reps and not reps[n].skipped_input]
         if len(segs) <= 1:
             return reps.get(path)
-        return merged(segs, reps.get(path) or segs[-1])
+        if path not in self._merged:
+            self._merged[path] = merged(segs, reps.get(path) or segs[-1])
+        return self._merged[path]
 
     def log_inputs(self) -> list[InputReport]:
         """One report per log (rotated segments merged, see ``input``)."""
@@ -101,13 +104,18 @@ class Context:
 
 
 def merged(segments: list[InputReport], head: InputReport) -> InputReport:
-    """One report for the segments of a rotated log: ``head``'s (its name, layout, zone) with the
-    span, counts and coverage sample of all of them."""
+    """One report for the segments of a rotated log: ``head``'s name, the layout, envelope and zone
+    of the segment with the most records (the current segment is often empty right after a
+    rotation), and the span, counts and coverage sample of all of them."""
+    fullest = max(segments, key=lambda r: r.records) if segments else head
     firsts = [r.first_ts for r in segments if r.first_ts is not None]
     lasts = [r.last_ts for r in segments if r.last_ts is not None]
     samples = [r.coverage for r in segments if r.coverage is not None]
     return dataclasses.replace(
         head,
+        layout=fullest.layout,
+        envelope=fullest.envelope,
+        zone=fullest.zone,
         first_ts=min(firsts) if firsts else None,
         last_ts=max(lasts) if lasts else None,
         records=sum(r.records for r in segments),
