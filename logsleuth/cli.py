@@ -479,7 +479,12 @@ def timeline(
         first, last = result.span
         center = parse_when(around, zone, first, last)
         events = tl.around(events, center, parse_duration(window))
-    notes = [f"{r.name}: clock {r.clock_skew.describe()}" for r in result.inputs if r.clock_skew is not None and r.clock_skew.status != "no counterpart"]
+    other_segments = {seg for log, segs in logs.items() for seg in segs if seg != log}
+    notes = [
+        f"{r.name}: clock {r.clock_skew.describe()}"
+        for r in result.inputs
+        if r.clock_skew is not None and r.clock_skew.status != "no counterpart" and r.name not in other_segments
+    ]
     fmt = format or (TimelineFormat.terminal if is_terminal() and output is None else TimelineFormat.lines)
     if fmt == TimelineFormat.parquet:
         if output is None:

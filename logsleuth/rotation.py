@@ -10,7 +10,9 @@ stuck in the newest — so the analysis stage (``analysis.analyze``) groups them
 a rotation suffix from it gives ``base`` (in the same directory):
 
 * ``name.N`` and ``name.N.gz|bz2|xz|zst`` (logrotate; a higher N is older), ``name.gz`` …
-* ``name-YYYYMMDD``, ``name.YYYY-MM-DD`` (logrotate ``dateext``), optionally ``.N`` / ``-N`` after the date
+* ``name-YYYYMMDD``, ``name.YYYY-MM-DD`` (logrotate ``dateext``), optionally ``.N`` / ``-N`` after the date;
+  ``name-YYYYMMDDHH`` and ``name-YYYYMMDD-<epoch>`` (logrotate ``dateformat``)
+* ``0.log.YYYYMMDD-HHMMSS`` (kubelet, under ``/var/log/pods/…``; all but the newest gzipped)
 * ``stem-YYYY-MM-DD-N.log``, ``stem-YYYY-MM-DD.N.log`` (log4j2 RollingFile ``%d{yyyy-MM-dd}-%i``) and
   ``stem.YYYY-MM-DD.N.log`` (logback), also compressed, of the log ``stem.log`` (a higher N is newer)
 
@@ -25,7 +27,8 @@ import re
 from dataclasses import dataclass
 
 COMPRESSED = re.compile(r"\.(?:gz|bz2|xz|zst|zstd|lz4)$", re.IGNORECASE)
-_DATE = r"(?P<date>\d{4}-\d{2}-\d{2}|\d{8})"
+# kubelet's YYYYMMDD-HHMMSS, logrotate's dateformat -%Y%m%d-%s and hourly -%Y%m%d%H, then the days
+_DATE = r"(?P<date>\d{8}-\d{10}|\d{8}-\d{6}|\d{10}|\d{4}-\d{2}-\d{2}|\d{8})"
 _INDEX = re.compile(r"^(?P<stem>.+?)\.(?P<n>\d{1,4})$")  # name.N (logrotate)
 _DATED = re.compile(r"^(?P<stem>.+?)[-.]" + _DATE + r"(?:[-.](?P<n>\d{1,4}))?$")  # name-YYYYMMDD, name.YYYY-MM-DD[.N]
 _DATED_EXT = re.compile(r"^(?P<stem>.+?)[-.]" + _DATE + r"(?:[-.](?P<n>\d{1,4}))?(?P<ext>\.(?:log|txt|out|json))$", re.IGNORECASE)

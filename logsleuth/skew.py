@@ -86,7 +86,7 @@ class Skew:
                 "so times between these logs are off by at least that much"
             )
         if self.status != "estimated":
-            return f"not enough evidence ({self.pairs} paired event(s), need {MIN_PAIRS})"
+            return f"not enough evidence ({self.pairs} paired event(s); {MIN_PAIRS} with one broker log are needed)"
         ref = ", ".join(self.reference) or "the broker"
         if abs(self.offset_s or 0) < MIN_APPLY:
             return f"in step with {ref} (within {abs(self.offset_s or 0):.2f} s; {self.pairs} pairs, spread {self.spread_s:.2f} s)"

@@ -32,6 +32,12 @@ from logsleuth.rotation import group, parse
         (["app.log", "app-2024-03-14.1.log"], {"app.log": ["app-2024-03-14.1.log", "app.log"]}),
         # logback SizeAndTimeBasedRollingPolicy
         (["app.log", "app.2024-03-14.1.log", "app.2024-03-14.0.log.gz"], {"app.log": ["app.2024-03-14.0.log.gz", "app.2024-03-14.1.log", "app.log"]}),
+        # kubelet under /var/log/pods/<ns>_<pod>_<uid>/<container>/: 0.log.YYYYMMDD-HHMMSS, all but the newest gzipped
+        (["c/0.log", "c/0.log.20240314-235000", "c/0.log.20240314-230000.gz"],
+         {"c/0.log": ["c/0.log.20240314-230000.gz", "c/0.log.20240314-235000", "c/0.log"]}),
+        # logrotate dateformat: hourly, and with the epoch seconds
+        (["s.log", "s.log-2024031423", "s.log-2024031422.gz"], {"s.log": ["s.log-2024031422.gz", "s.log-2024031423", "s.log"]}),
+        (["s.log", "s.log-20240314-1710457200"], {"s.log": ["s.log-20240314-1710457200", "s.log"]}),
         # no current file: the newest segment names the log
         (["p.2020-06-02.log", "p.2020-06-01.log"], {"p.2020-06-02.log": ["p.2020-06-01.log", "p.2020-06-02.log"]}),
     ],
@@ -230,6 +236,10 @@ def test_timeline_puts_rotated_client_segments_on_the_broker_clock(cli, tmp_path
             first = next(start for p, start in segs if p.name == Path(e["path"]).name)
             s[(e["line"] + first - 1, e["event"])] = e["ts"]
     assert w and s == w
+    # the shared estimate is said once, for the log, not once per segment
+    t = cli("analyze", "--tz", "UTC", tmp_path, "--format", "text").out
+    notes = [x for x in t.splitlines() if "client-billing.log" in x and ": clock " in x]
+    assert len(notes) == 1 and "1.70 s behind" in notes[0]
 
 
 def test_an_empty_current_segment_keeps_the_log_s_layout(cli, tmp_path):

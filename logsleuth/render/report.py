@@ -60,13 +60,15 @@ def input_rows(a: Analysis) -> list[list[str]]:
 
 def notes(a: Analysis) -> list[str]:
     out = []
+    # a rotated log's segments share one clock estimate: say it once, for the log
+    other_segments = {seg for log, segs in a.logs.items() for seg in segs if seg != log}
     for r in a.inputs:
         for n in r.stats.notes:
             out.append(f"{visible(r.name)}: {visible(n)}")
         if r.stats.replaced_bytes:
             out.append(f"{visible(r.name)}: {r.stats.replaced_bytes} bytes were not valid text and were replaced")
         sk = r.clock_skew
-        if sk is not None and sk.status != "no counterpart":
+        if sk is not None and sk.status != "no counterpart" and r.name not in other_segments:
             out.append(f"{visible(r.name)}: clock {sk.describe()}")
         if r.date_source and "modification time" in r.date_source or r.date_source.startswith("today"):
             out.append(f"{visible(r.name)}: time-only stamps dated by {r.date_source}; give --date if that is wrong")
