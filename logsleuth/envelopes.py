@@ -222,37 +222,52 @@ def unwrap(frame: pl.DataFrame, env: Envelope) -> pl.DataFrame:
     return out.drop([c for c in ("_inner", "_jt", "_err", "_st", "_jts") if c in out.columns])
 
 
+CRI_STREAM_RE = r"^\S+ (stdout|stderr) [FP] "
+
+
 def join_partials(frame: pl.DataFrame, env: Envelope) -> pl.DataFrame:
     """CRI partial lines back into whole lines, on ``raw`` before :func:`unwrap`.
 
     ``<ts> stdout P <a>``, ``<ts> stdout P <b>``, ``<ts> stdout F <c>`` become one row: the first
     line's number and its raw line with ``<b><c>`` appended (the kubelet cuts at 16 KiB and adds no
-    newline). The row count shrinks; a trailing ``P`` run (finished in the next chunk) should be held
-    back by the caller (:func:`split_partial_tail`). Vectorised; a no-op without ``P`` lines."""
+    newline). Each stream is joined on its own: a stderr line written between a stdout part and its
+    completion stays a line of its own. The row count shrinks; a trailing ``P`` run (finished in
+    the next chunk) should be held back by the caller (:func:`split_partial_tail`). Vectorised; a
+    no-op without ``P`` lines."""
     if env.outer != "cri" or frame.height == 0:
         return frame
-    is_p = pl.col("raw").str.contains(CRI_PARTIAL_RE)
-    flags = frame.select(_p=is_p)["_p"]
+    flags = frame.select(_p=pl.col("raw").str.contains(CRI_PARTIAL_RE))["_p"]
     if not flags.any():
         return frame
-    f = frame.with_columns(_p=flags).with_columns(_after_p=pl.col("_p").shift(1).fill_null(False))
-    inv = f.filter(pl.col("_p") | pl.col("_after_p")).with_columns(_g=(~pl.col("_after_p")).cum_sum())
+    f = frame.with_columns(_p=flags, _s=pl.col("raw").str.extract(CRI_STREAM_RE, 1).fill_null(""))
+    # the previous line of the same stream was a part: this line continues it
+    f = f.with_columns(_after_p=pl.col("_p").shift(1).over("_s").fill_null(False))
+    inv = f.filter(pl.col("_p") | pl.col("_after_p")).with_columns(_g=(~pl.col("_after_p")).cast(pl.Int64).cum_sum().over("_s"))
     piece = pl.when(pl.col("_after_p")).then(pl.col("raw").str.replace(CRI_PREFIX_RE, "")).otherwise(pl.col("raw"))
-    joined = inv.group_by("_g", maintain_order=True).agg(pl.col("line").first(), _joined=piece.str.join(""))
+    joined = inv.group_by("_s", "_g", maintain_order=True).agg(pl.col("line").first(), _joined=piece.str.join(""))
     out = f.filter(~pl.col("_after_p")).join(joined.select("line", "_joined"), on="line", how="left", maintain_order="left")
     return out.with_columns(raw=pl.coalesce(pl.col("_joined"), pl.col("raw"))).select(frame.columns)
 
 
 def split_partial_tail(frame: pl.DataFrame, env: Envelope) -> tuple[pl.DataFrame, pl.DataFrame | None]:
-    """(frame without its trailing run of CRI ``P`` lines, that run or None): the line they start
-    is finished in the next chunk."""
+    """(frame without its unfinished CRI parts, those lines or None): a stream whose last line in
+    the chunk is a ``P`` part is finished in the next chunk, so everything from the start of that
+    run of parts on is held back."""
     if env.outer != "cri" or frame.height == 0:
         return frame, None
-    flags = frame.select(pl.col("raw").str.contains(CRI_PARTIAL_RE))["raw"]
-    if not flags[-1]:
+    f = frame.select(_p=pl.col("raw").str.contains(CRI_PARTIAL_RE), _s=pl.col("raw").str.extract(CRI_STREAM_RE, 1).fill_null("")).with_row_index("_i")
+    if not f["_p"].any():
         return frame, None
-    not_p = (~flags).arg_true()
-    cut = int(not_p[-1]) + 1 if not_p.len() else 0
+    # per stream, the start of its trailing run of parts (if its last line is a part)
+    runs = (
+        f.with_columns(_run=(~pl.col("_p")).cast(pl.Int64).cum_sum().over("_s"))
+        .group_by("_s")
+        .agg(last_p=pl.col("_p").last(), start=pl.col("_i").filter(pl.col("_run") == pl.col("_run").last()).min())
+        .filter(pl.col("last_p"))
+    )
+    if runs.height == 0:
+        return frame, None
+    cut = int(runs["start"].min())
     return frame.slice(0, cut), frame.slice(cut)
 
 

@@ -373,6 +373,17 @@ def test_cri_partial_lines_are_joined(cli, tmp_path):
     assert r.code == 0, r
     (inp,) = r.json()["inputs"]
     assert inp["records"] == 5 and inp["lines_in_records"] == 8
+    # each stream is joined on its own: a stderr line between a stdout part and its completion
+    # stays its own line, and the stdout line is still whole (also across a chunk seam)
+    mixed = rows[:2] + [f"{ts} stderr F WARNING: an illegal reflective access operation has occurred"] + rows[2:]
+    p = write(tmp_path / "broker-cri-mixed.log", "\n".join(mixed) + "\n")
+    for chunk in ("100000", "260", "330"):
+        r = cli("events", p, "-f", "ndjson", env={"LOGSLEUTH_CHUNK_BYTES": chunk})
+        assert r.code == 0, r
+        ev = [json.loads(x) for x in r.out.splitlines()]
+        made = [e for e in ev if e["event"] == "producer_created"]
+        assert [e["line"] for e in made] == [2, 6], chunk
+        assert made[0]["text"].endswith("producerId=0}") and "illegal reflective" not in made[0]["text"], chunk
 
 
 def test_inspect_names_the_envelope_stamp_as_the_time_source(cli, tmp_path):

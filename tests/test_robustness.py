@@ -189,7 +189,6 @@ def test_permission_denied(tmp_path):
         assert "inner: cannot read directory (permission denied), skipped" in r.err and "Traceback" not in r.err
         inputs = {Path(i["path"]).name: i for i in r.json()["inputs"]}
         assert inputs["old.log"]["skipped"] == "permission denied" and inputs["ok.log"]["events"] == 2
-        assert any(f["id"] == "pulsar.dangling-producer-future" for f in r.json()["findings"]) or r.json()["findings"] == []
         (locked / "ok.log").unlink()
         r = run("inspect", locked, prefix=prefix)
         assert r.code == 2 and "no text logs found (every file was binary or unreadable)" in r.err

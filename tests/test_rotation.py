@@ -121,6 +121,7 @@ def _compare(whole: dict, split: dict, src: Path, segs: list[tuple[Path, int]]) 
         return t.replace(str(segs[-1][0]), "LOG").replace(str(segs[-1][0].parent) + "/", "")
 
     assert [norm_a(f["title"]) for f in whole["findings"]] == [norm_b(f["title"]) for f in split["findings"]]
+    checked = 0
     for a, b in zip(whole["findings"], split["findings"]):
         assert (a["id"], a["severity"], a["confidence"], a["first_seen"], a["last_seen"]) == (
             b["id"], b["severity"], b["confidence"], b["first_seen"], b["last_seen"]
@@ -141,6 +142,8 @@ def _compare(whole: dict, split: dict, src: Path, segs: list[tuple[Path, int]]) 
             if seg is not None:
                 text = _segment_text(seg)[e["line"] - 1]
                 assert text.rstrip() == e["text"].splitlines()[0].rstrip() or e["text"].splitlines()[0].strip() in text
+                checked += 1
+    assert checked, "no evidence line was cited in a segment"
 
 
 def _no_overlap_note(text_report: str, segs) -> None:
