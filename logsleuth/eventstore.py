@@ -39,6 +39,9 @@ def write(result: EventSet, out: Path) -> int:
         if cov:
             pl.concat(cov, how="vertical_relaxed").write_parquet(out / "coverage.parquet")
         doc = {"format": FORMAT, "tool": "logsleuth", "version": __version__, "inputs": [input_json(r) for r in result.inputs]}
+        # absolute paths, so that analyze --events DIR run from another directory can read a log
+        # again when a detector needs its lines (Context.records)
+        doc["locations"] = {r.name: str(Path(r.name).resolve()) for r in result.inputs if r.name != "-"}
         (out / "inputs.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
     except OSError as e:
         raise LogsleuthError(f"{out}: cannot write ({e.strerror or e})") from None
@@ -78,6 +81,7 @@ def read(store: Path) -> EventSet:
             lines_in_records=d.get("lines_in_records", 0), skipped_lines=d.get("skipped_lines", 0), skipped_input=d.get("skipped"),
             events=d.get("events"), unmatched_records=d.get("unmatched_records"),
         )
+        rep.location = (doc.get("locations") or {}).get(rep.name)
         if cov is not None:
             rep.coverage = cov.filter(pl.col("path") == rep.name).drop("path").sort("ts")
         inputs.append(rep)

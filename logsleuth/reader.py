@@ -98,6 +98,7 @@ class InputReport:
     unmatched_records: int | None = None  # records no pattern recognised (None: not matched)
     coverage: pl.DataFrame | None = None  # {ts, level, n}: earliest/latest record per minute and level (coverage.edges)
     clock_skew: object | None = None  # logsleuth.skew.Skew, when estimated
+    location: str | None = None  # where to read the file again (an events dir read from elsewhere)
     reduced: pl.DataFrame | None = None  # read_source(reduce=...) aggregates (templates)
 
     @property

@@ -3,6 +3,8 @@ benchmark's job), and the events table round-trips through Parquet for `analyze 
 
 from __future__ import annotations
 
+import shutil
+
 import os
 import subprocess
 import sys
@@ -62,3 +64,26 @@ def test_events_round_trip_through_parquet(cli, tmp_path):
     assert r.code == 2 and "not empty" in r.err
     r = cli("analyze", "--events", tmp_path)
     assert r.code == 2 and "not an events directory" in r.err
+
+
+def test_an_events_dir_read_from_elsewhere_finds_its_logs_or_says_it_cannot(cli, tmp_path):
+    # the sarama detector reads the application's own lines again (they are not events): an events
+    # dir written with relative paths and analysed from another directory still finds the logs
+    logs = tmp_path / "logs"
+    shutil.copytree(SAMPLES / "sarama-blackhole", logs)
+    store = tmp_path / "store"
+    r = cli("events", "--tz", "UTC", "logs", "--format", "parquet", "-o", store, cwd=tmp_path)
+    assert r.code == 0, r
+    direct = cli("analyze", "--tz", "UTC", logs, "--format", "json").json()
+    away = tmp_path / "elsewhere"
+    away.mkdir()
+    stored = cli("analyze", "--events", store, "--format", "json", cwd=away).json()
+
+    def key(doc):
+        return [(f["id"], f["title"], f["confidence"]) for f in doc["findings"]]
+
+    assert key(stored) == key(direct) and key(direct)
+    # the logs are gone: the notes say what could not be read (not a silent, weaker answer)
+    shutil.rmtree(logs)
+    gone = cli("analyze", "--events", store, "--format", "json", cwd=away).json()
+    assert any("cannot read logs/orders-producer.log again" in n for i in gone["inputs"] for n in i["notes"])

@@ -67,13 +67,22 @@ class Context:
             from logsleuth.reader import read_source
             from logsleuth.sources import Source
 
+            from logsleuth.reader import _empty_records
+
             files = self.segments(path)
+            reps = {r.name: r for r in self.inputs}
             frames = []
             for name in files:
-                src = Source("-", None) if name == "-" else Source(name, Path(name))
-                if src.is_stdin:
+                if name == "-":
                     raise ValueError("records() cannot re-read stdin")
-                recs, _ = read_source(src, self.read_options or ReadOptions())
+                rep = reps.get(name)
+                where = Path(name) if Path(name).exists() or rep is None or not rep.location else Path(rep.location)
+                if not where.exists():  # an events dir read away from its logs: say what is missing
+                    if rep is not None:
+                        rep.stats.note(f"cannot read {name} again (not found from here): its lines that are not events are not used")
+                    frames.append(_empty_records().with_columns(file=pl.lit(name).cast(file_enum(files))))
+                    continue
+                recs, _ = read_source(Source(name, where), self.read_options or ReadOptions())
                 frames.append(recs.with_columns(file=pl.lit(name).cast(file_enum(files))))
             self._records[path] = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal_relaxed")
         return self._records[path]
