@@ -1023,3 +1023,134 @@ def test_refused_topics_long_after_the_outage_do_not_raise_it(tmp_path):
     f = broker_unreachable(analyze(write(tmp_path, "a.log", short_outage_with(late)), "--format", "json").json())
     assert f["severity"] == "low" and f["details"]["refused_sends"] == 0
     assert "authorization" not in f["root_cause"]
+
+
+# ----------------------------------------------------------------------------- Spring Kafka double logging; consumers
+
+SB2_NET = "o.a.kafka.clients.NetworkClient"
+SB2_NT = "kafka-producer-network-thread | producer-1"
+LISTENER = "o.s.k.support.LoggingProducerListener"
+SHIPPING = "c.e.shipping.ShipmentService"
+
+
+def sb2(t, level, thread, logger, msg, *cont):
+    """One Spring Boot 2 FILE-layout record (Spring Kafka apps)."""
+    head = f"{t:%Y-%m-%d %H:%M:%S}.{t.microsecond // 1000:03d} {level:>5} 1 --- [{thread[-15:]:>15}] {logger[:40]:<40} : {msg}"
+    return "\n".join([head, *cont])
+
+
+def sb2_failures(node, start, seconds, prefix="[Producer clientId=producer-1] ", thread=SB2_NT, step_s=3):
+    return [sb2(t, "WARN", thread, SB2_NET, f"{prefix}Connection to node {node} (kafka-{node}/10.2.0.{node}:9092) could not be "
+                "established. Broker may not be available.") for t in every(start, seconds // step_s + 1, step_s)]
+
+
+def spring_double_logged(at, records, tp="shipments-2", elapsed=120004, key0=7000):
+    """One expired batch the way a KafkaTemplate app logs it: Spring Kafka's LoggingProducerListener logs every
+    failed record with the TimeoutException, then the application's own future callback logs it again
+    (KafkaProducerException wrapping it): 2 log records per record, all with Kafka's one text."""
+    exc = f"org.apache.kafka.common.errors.TimeoutException: Expiring {records} record(s) for {tp}:{elapsed} ms has passed since batch creation"
+    out = []
+    for r in range(records):
+        t = at + _dt.timedelta(milliseconds=r)
+        out.append(sb2(t, "ERROR", SB2_NT, LISTENER, f"Exception thrown when sending a message with key='{key0 + r}' and "
+                       f"payload='ShipmentEvent(id={key0 + r})' to topic {tp.rsplit('-', 1)[0]} and partition {tp.rsplit('-', 1)[1]}:", "", exc))
+        out.append(sb2(t + _dt.timedelta(microseconds=300), "ERROR", SB2_NT, SHIPPING, f"could not publish shipment {key0 + r}", "",
+                       "org.springframework.kafka.core.KafkaProducerException: Failed to send; nested exception is " + exc,
+                       "\tat org.springframework.kafka.core.KafkaTemplate.lambda$buildCallback$4(KafkaTemplate.java:602)",
+                       f"Caused by: {exc}"))
+    return out
+
+
+SPRING_T0 = _dt.datetime(2024, 5, 2, 3, 40, 0, 250000)
+
+
+def spring_outage(*batches):
+    """Node 3 away for 4 minutes from SPRING_T0, the given expired batches, then 4 quiet minutes."""
+    lines = sb2_failures(3, SPRING_T0, 240)
+    for b in batches:
+        lines += b
+    end = SPRING_T0 + _dt.timedelta(minutes=8)
+    return sorted(lines) + [sb2(end, "INFO", "http-nio-8080-exec-5", SHIPPING, "shipment event sent")]
+
+
+def test_spring_kafka_double_logging_counts_each_batch_once(tmp_path):
+    at = SPRING_T0 + _dt.timedelta(seconds=120.2)
+    p = write(tmp_path, "shipping.log", spring_outage(spring_double_logged(at, 40)))
+    doc = analyze(p, "--format", "json").json()
+    (f,) = of(doc, "kafka.delivery-timeout")
+    assert per_tp(f) == {"shipments-2": (40, 1)}  # not 80 records in 2 batches
+    assert (f["details"]["records"], f["details"]["batches"], f["details"]["log_records"]) == (40, 1, 80)
+    assert f["details"]["by_partition"]["shipments-2"]["loggers"] == 2
+    assert f["title"].startswith("40 records expired undelivered on 1 partition")
+    assert f["cause"]["kind"] == "broker-unreachable" and f["cause"]["node"] == 3
+    b = broker_unreachable(doc)
+    (s,) = b["subjects"]
+    assert (s["expired_records"], b["details"]["expired_batches"]) == (40, 1)
+
+
+def test_two_real_batches_of_one_size_still_count_twice(tmp_path):
+    # two batches of 40 on shipments-2, the same age, expiring 5 s apart: each double-logged by Spring Kafka
+    at = SPRING_T0 + _dt.timedelta(seconds=120.2)
+    later = at + _dt.timedelta(seconds=5)
+    p = write(tmp_path, "shipping.log", spring_outage(spring_double_logged(at, 40), spring_double_logged(later, 40, key0=8000)))
+    doc = analyze(p, "--format", "json").json()
+    (f,) = of(doc, "kafka.delivery-timeout")
+    assert per_tp(f) == {"shipments-2": (80, 2)}
+    assert (f["details"]["records"], f["details"]["log_records"]) == (80, 160)
+    assert broker_unreachable(doc)["subjects"][0]["expired_records"] == 80
+    # the same two batches logged by one logger only (once per record): still two
+    one = [x for x in spring_outage(spring_double_logged(at, 40), spring_double_logged(later, 40, key0=8000)) if LISTENER not in x]
+    (g,) = delivery(tmp_path, write(tmp_path, "one-logger.log", one))
+    assert per_tp(g) == {"shipments-2": (80, 2)} and g["details"]["log_records"] == 80
+    # and a listener that logged only the first batch does not hide the second one the callback logged
+    mixed = [x for x in spring_outage(spring_double_logged(at, 40), spring_double_logged(later, 40, key0=8000))
+             if not (LISTENER in x and "key='80" in x)]
+    (h,) = delivery(tmp_path, write(tmp_path, "mixed.log", mixed))
+    assert per_tp(h) == {"shipments-2": (80, 2)} and h["details"]["log_records"] == 120
+
+
+CONSUMER_THREAD = "org.springframework.kafka.KafkaListenerEndpointContainer#0-0-C-1"
+
+
+def test_a_consumer_only_outage_is_no_producer_finding(cli, tmp_path):
+    # a service with no producer: its consumer cannot reach node 1 for 3 minutes, then 5 quiet minutes
+    t0 = _dt.datetime(2024, 5, 2, 12, 0, 0, 100000)
+    lines = [sb2(t, "INFO", CONSUMER_THREAD, "c.e.audit.AuditListener", "consumed audit batch") for t in every(t0, 120, 5)]
+    lines += sb2_failures(1, t0 + _dt.timedelta(seconds=100), 180, step_s=1, thread=CONSUMER_THREAD,
+                          prefix="[Consumer clientId=consumer-audit-1, groupId=audit] ")
+    lines += [sb2(t0 + _dt.timedelta(seconds=101), "WARN", "kafka-admin-client-thread | adminclient-1", SB2_NET,
+                  "[AdminClient clientId=adminclient-1] Connection to node 1 (kafka-1/10.2.0.1:9092) could not be established. "
+                  "Broker may not be available.")]
+    p = write(tmp_path, "audit.log", sorted(lines))
+    ev = cli("events", "--tz", "UTC", p, "--format", "ndjson", "--event", "connection_failed")
+    roles = {json.loads(x)["client_role"] for x in ev.out.splitlines()}
+    assert roles == {"Consumer", "AdminClient"}, ev
+    doc = analyze(p, "--format", "json").json()
+    assert [f["id"] for f in doc["findings"] if f["id"].startswith("kafka.")] == []
+    r = cli("analyze", "--tz", "UTC", p, "--fail-on", "medium")
+    assert r.code == 0, r
+
+
+def test_consumer_lines_leave_the_producer_finding_and_its_numbers_alone(tmp_path):
+    # one service, one client.id for both clients (spring.kafka.client-id does that): the producer loses node 2
+    # 10:14:00 -> 10:18:40 and a batch; its consumer sees node 2 fail from 10:10 to 10:25 and node 1 after that
+    producer = failures(2, 14, 19, client="orders-svc") + expiry_lines(4, 4, "orders-0", 120000, ts="2024-05-02 10:17:31,000")
+    consumer = []
+    for m in range(10, 30):
+        for s in (0, 20, 40):
+            node = 2 if m < 25 else 1
+            consumer.append(l4j(f"2024-05-02 10:{m:02d}:{s:02d},500", "WARN", f"[Consumer clientId=orders-svc, groupId=orders] "
+                                f"Connection to node {node} (kafka-{node}/10.0.0.{node}:9092) could not be established. Broker may not be available.", NET))
+    quiet = [l4j("2024-05-02 10:40:00,000", "INFO", "published 12 orders", APP)]
+    alone = analyze(write(tmp_path, "alone.log", producer + quiet), "--format", "json").json()
+    mixed = analyze(write(tmp_path, "mixed.log", sorted(producer + consumer) + quiet), "--format", "json").json()
+    (b,) = of(mixed, "kafka.broker-unreachable")
+    (b0,) = of(alone, "kafka.broker-unreachable")
+    (s,), (s0,) = b["subjects"], b0["subjects"]
+    assert s["client_id"] == "orders-svc" and s["node"] == 2
+    assert (s["failed_connections"], s["duration_s"], s["expired_records"], s["recovered"]) == (15, 280.0, 4, True)
+    assert {k: v for k, v in s.items() if k != "path"} == {k: v for k, v in s0.items() if k != "path"}
+    assert (b["first_seen"], b["last_seen"], b["severity"]) == ("2024-05-02T10:14:00.000Z", "2024-05-02T10:18:40.000Z", "high")
+    (d,) = of(mixed, "kafka.delivery-timeout")
+    assert per_tp(d) == {"orders-0": (4, 1)}
+    assert (d["cause"]["from"], d["cause"]["to"], d["cause"]["failed_connections"]) == ("2024-05-02T10:14:00.000Z", "2024-05-02T10:18:40.000Z", 15)

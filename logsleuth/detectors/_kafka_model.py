@@ -4,6 +4,10 @@ See docs/findings/kafka.broker-unreachable.md.
 
 Built from the events table with Polars (no loop over events):
 
+  role       Kafka's NetworkClient / Metadata texts are shared by producers, consumers and admin
+             clients; their prefix names the kind (``client_role``: ``[Consumer clientId=…,
+             groupId=…]``). Only producer lines and lines without the prefix (an old client, role
+             unknown) are read: a consumer's or an admin client's trouble is no producer's episode.
   client     the producer a line belongs to: the ``[Producer clientId=…]`` prefix of Kafka's own
              lines, else the ``kafka-producer-network-thread | <clientId>`` thread name (callbacks
              run on it), else unknown. Everything is linked per input file (``path``) and client.
@@ -20,7 +24,10 @@ Built from the events table with Polars (no loop over events):
   batch      expired batches: identical ``Expiring N record(s) for T-P:E ms …`` lines of one file
              closer than ``DUP_GAP`` are one batch of N records (Kafka hands every record's
              callback the same exception, and applications log it once per record); K identical
-             lines count ceil(K / N) batches, since one batch cannot produce more than N.
+             lines of one logger count ceil(K / N) batches, since one batch cannot produce more
+             than N callbacks. Several loggers logging the same records (Spring Kafka's
+             LoggingProducerListener and the application's own callback) each see the same
+             batches: the cluster counts the largest of their ceil(K_logger / N), not their sum.
   link       a batch belongs to the episode of its file (and client, when known) that started
              before it expired and was still going when it was created (``SLACK`` tolerance);
              among several, the one whose node the retries named for that partition, then the one
@@ -81,8 +88,16 @@ class Model:
     loss: dict  # (path, ep or None) -> expired records / batches and failed sends linked to it (see loss_of)
 
 
+PRODUCER_ROLES = ("Producer",)  # client_role values of producer lines; null (no prefix, an old client) is kept too
+
+
 def kafka_events(ctx: Context) -> pl.DataFrame:
+    """The Kafka events of producers: lines whose prefix names a Consumer or an AdminClient (the
+    NetworkClient and Metadata texts are shared) are left out, so a consumer's trouble is never read
+    as a producer's; lines without the prefix (client_role null) stay."""
     ev = ctx.events.filter(pl.col("system") == "kafka")
+    if "client_role" in ev.columns:
+        ev = ev.filter(pl.col("client_role").is_null() | pl.col("client_role").is_in(list(PRODUCER_ROLES)))
     from_thread = pl.col("thread").str.extract(r"\| ([^|\s]+)\s*$", 1)
     named = pl.coalesce(pl.col("error_message"), pl.col("detail")).str.extract(r"\bnode (-?\d+)\b", 1).cast(pl.Int64, strict=False)
     return ev.with_columns(
@@ -219,6 +234,12 @@ def _batches(kev: pl.DataFrame) -> pl.DataFrame:
     exp = exp.sort([*key, "ts", "file", "line"], nulls_last=True).with_columns(
         batch=(first | (gap > DUP_GAP).fill_null(False)).cum_sum().cast(pl.Int64)
     )
+    # each logger logs a failed record at most once: LoggingProducerListener and the application's
+    # callback both logging every record of one batch is 2N lines of one batch, not two batches. The
+    # lines of a layout without loggers are one logger (then K lines count ceil(K / N), as before).
+    exp = exp.with_columns(
+        lg=pl.col("logger").fill_null("") if "logger" in exp.columns else pl.lit(""),
+    ).with_columns(lg_lines=pl.len().over(["batch", "lg"]))
     return (
         exp.group_by("batch")
         .agg(
@@ -231,13 +252,15 @@ def _batches(kev: pl.DataFrame) -> pl.DataFrame:
             detail=pl.col("detail").first(),
             client=pl.col("client").drop_nulls().first(),
             lines=pl.len(),
+            loggers=pl.col("lg").n_unique(),
+            logger_lines=pl.col("lg_lines").max(),
             first_seen=pl.col("ts").min(),
             last_seen=pl.col("ts").max(),
             first_row=pl.struct(*QUOTE_COLS).first(),
             last_row=pl.struct(*QUOTE_COLS).last(),
         )
         .with_columns(
-            batches=pl.max_horizontal(pl.lit(1), (pl.col("lines") / pl.col("records")).ceil().cast(pl.Int64)),
+            batches=pl.max_horizontal(pl.lit(1), (pl.col("logger_lines") / pl.col("records")).ceil().cast(pl.Int64)),
             created=pl.col("first_seen") - pl.duration(milliseconds=pl.col("elapsed_ms").clip(0, MAX_MS).cast(pl.Int64)),
         )
         .with_columns(total_records=pl.col("batches") * pl.col("records"))

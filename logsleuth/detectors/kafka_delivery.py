@@ -47,7 +47,8 @@ def run(ctx: Context) -> list[Finding]:
             texts=pl.col("detail").unique(),
             first_row=pl.col("first_row").first(),
             last_row=pl.col("last_row").sort_by(pl.col("last_seen")).last(),
-            batch_list=pl.struct("records", "elapsed_ms", "lines", "batches", "first_seen"),
+            loggers=pl.col("loggers").max(),
+            batch_list=pl.struct("records", "elapsed_ms", "lines", "loggers", "batches", "first_seen"),
         )
         .sort(["path", "g_ep", "first_seen", "topic_partition"])
     )
@@ -129,7 +130,15 @@ def _finding(ctx: Context, m: km.Model, path: str, ep: dict | None, tps: pl.Data
         f"+ Kafka's own expiry text (TimeoutException: Expiring N record(s) …) for {kt.plural(batches, 'batch', 'batches')}: "
         "the producer itself gave up on these records"
     ]
-    if lines > batches:
+    loggers = int(tps["loggers"].max() or 1)
+    if lines > batches and loggers > 1:
+        reasons.append(
+            f"  ({kt.plural(lines, 'log record')} from {loggers} loggers carry "
+            f"{'this expiry' if batches == 1 else f'these {batches} expiries'}: "
+            "each logger logged each batch's exception once per record (Spring Kafka's LoggingProducerListener and the "
+            "application's own callback both do); counted once per batch, not once per logger)"
+        )
+    elif lines > batches:
         reasons.append(
             f"  ({kt.plural(lines, 'log record')} carry these {kt.plural(batches, 'expiry', 'expiries')}: the application logged "
             "each batch's exception once per record; counted once per batch)"
@@ -281,6 +290,7 @@ def _finding(ctx: Context, m: km.Model, path: str, ep: dict | None, tps: pl.Data
             "topic": r["topic"],
             "partition": r["partition"],
             "log_records": r["lines"],
+            "loggers": r["loggers"],
             "elapsed_ms_min": r["elapsed_ms_min"],
             "elapsed_ms_max": r["elapsed_ms_max"],
             "node_named_by_retries": r["named_match"],
