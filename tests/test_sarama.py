@@ -521,3 +521,177 @@ def test_log_that_starts_inside_the_chain(tmp_path, figure):
     else:
         assert abs(s["stall_seconds"] - 60) <= 0.01 and s["send_seconds"] is None and "before_log" not in budget(f)
         assert "stalled at least 60 s" in f["root_cause"]
+
+
+# ----------------------------------------------------------------------------- several brokers, what-ifs, durations
+# (new-user trial 3: the one-broker model applied to a three-broker log; --sarama-config as a what-if with the
+# Logger off; 'Metadata.Retry.Backoff=250' read as 250 s)
+
+
+def _micro(items, start="2024/05/02 10:14:25.002100") -> str:
+    """Go log lines (log.LstdFlags|log.Lmicroseconds, newer sarama's '[Sarama] ' prefix) from
+    (seconds after the previous line, text, sarama's line?)."""
+    import datetime as dt
+
+    t = dt.datetime.strptime(start, "%Y/%m/%d %H:%M:%S.%f")
+    out = []
+    for delay, text, sar in items:
+        t += dt.timedelta(seconds=delay)
+        out.append(("[Sarama] " if sar else "") + t.strftime("%Y/%m/%d %H:%M:%S.%f") + " " + text)
+    return "\n".join(out) + "\n"
+
+
+DIAL2 = "dial tcp 10.0.0.7:9092: i/o timeout"
+
+
+def _retry_redial(n: int, seed: str) -> list:
+    """Retry n of a message whose leader (broker 2, black-holed) is still named by a live broker's metadata:
+    one 30 s dial to broker 2 per retry (sarama 1.4x with three brokers)."""
+    return [
+        (0.0001, f"producer/leader/orders/1 state change to [retrying-{n}]", True),
+        (0.0001, "producer/leader/orders/1 abandoning broker 2", True),
+        (0.1004, f"client/metadata fetching metadata for [orders] from broker {seed}", True),
+        (0.0035, "producer/leader/orders/1 selected broker 2", True),
+        (30.0005, f"Failed to connect to broker kafka-2.kafka:9092: {DIAL2}", True),
+        (0.0002, f"producer/broker/2 state change to [retrying] on orders/1 because {DIAL2}", True),
+    ]
+
+
+def _three_brokers(end: str) -> str:
+    items = [(0, f"message {i} delivered to partition 1 at offset {500 + i}", False) for i in range(1, 6)]
+    items = [(1 if i else 0, t, s) for i, (_, t, s) in enumerate(items)]
+    items += [
+        (10, "producer/broker/2 state change to [closing] because read tcp 10.0.0.5:53422->10.0.0.7:9092: i/o timeout", True),
+        (0.0002, "client/brokers close broker #2 at kafka-2.kafka:9092 due to socket error: read tcp 10.0.0.5:53422->10.0.0.7:9092: i/o timeout", True),
+        *_retry_redial(1, "kafka-0.kafka:9092"),
+        *_retry_redial(2, "kafka-1.kafka:9092"),
+    ]
+    if end == "delivered":  # on retry 3 the leader has moved to broker 1
+        items += [
+            (0.0003, "producer/leader/orders/1 state change to [retrying-3]", True),
+            (0.0001, "producer/leader/orders/1 abandoning broker 2", True),
+            (0.1004, "client/metadata fetching metadata for [orders] from broker kafka-0.kafka:9092", True),
+            (0.0035, "producer/leader/orders/1 selected broker 1", True),
+            (0.0001, "producer/broker/1 starting up", True),
+            (0.0001, "producer/broker/1 state change to [open] on orders/1", True),
+            (0.0008, "producer/leader/orders/1 state change to [flushing-3]", True),
+            (0.0001, "producer/leader/orders/1 state change to [normal]", True),
+            (0.013, "message 6 delivered to partition 1 at offset 506", False),
+        ]
+    else:  # retry 3 re-dials broker 2 too, and the error reaches the application
+        items += [*_retry_redial(3, "kafka-0.kafka:9092"), (0.0003, f"send of message 6 failed: {DIAL2}", False)]
+    items += [(1, f"message {i} delivered to partition 1 at offset {500 + i}", False) for i in range(7, 10)]
+    return _micro(items)
+
+
+@pytest.mark.parametrize("end", ["delivered", "error"])
+def test_several_brokers_budget_from_the_log_not_the_one_broker_model(tmp_path, end):
+    p = tmp_path / "orders-3brokers.log"
+    p.write_text(_three_brokers(end))
+    f = one(p)
+    (s,) = f["subjects"]
+    dials = 2 if end == "delivered" else 3
+    assert s["kind"] == "blackhole" and s["broker"] == "kafka-2.kafka:9092" and s["dial_timeouts"] == dials
+    m = f["details"]["model"]
+    # the chain names three addresses and two broker ids: the one-broker (= seed) model does not apply
+    assert m["applies"] is False and m["seconds"] is None and s["model_seconds"] is None
+    assert set(m["brokers_seen"]["addresses"]) == {"kafka-0.kafka:9092", "kafka-1.kafka:9092", "kafka-2.kafka:9092"}
+    # where the time went, and the effect of a shorter dial, come from the log's own waits
+    assert f["cause"]["dominant_setting"] == "Net.DialTimeout" and abs(m["dominant_seconds"] - 30.0 * dials) <= 0.01
+    send = s["stall_seconds"] - s["idle_seconds"]
+    assert s["suggested_change"] == "Net.DialTimeout=5s"
+    assert abs(s["after_change_seconds"] - (send - dials * 25.0)) <= 0.01
+    assert abs(f["details"]["suggestion"]["now_seconds"] - send) <= 0.01
+    out = _text(run("analyze", "--tz", "UTC", p, "--format", "text"))
+    assert f"{dials} dial timeouts of ≈30.0 s ({30 * dials}.0 s)" in out
+    assert f"Net.DialTimeout ({30 * 4}" not in out and "120.0 s" not in out  # the one-broker model's 4 dials
+    assert "gives 1" not in out and "(model)" not in out  # no model total is offered as a fact
+    assert "one broker that is also the seed" in out and "does not apply" in out
+    assert "does not shorten this" not in out
+    reasons = " ".join(f["confidence_reasons"])
+    assert "several brokers, a newer sarama" not in reasons
+    if end == "delivered":
+        assert s["ended_by"] == "recovery"
+        assert f["details"]["delivered_by_retry"]["retry"] == 3 and f["details"]["delivered_by_retry"]["selected_broker"] == 1
+        assert "the message went through on retry 3 ([retrying-3]" in out and "selected broker 1" in out
+        assert any(r.startswith("Keep Producer.Retry.Max at 3 or more: retry 3 delivered the message") for r in f["remediation"])
+        assert f["confidence"] == 0.6
+    else:
+        assert s["ended_by"] == "error" and f["details"]["delivered_by_retry"] is None
+        assert "3 producer retries ([retrying-1] … [retrying-3]) before the error" in out
+        assert f["confidence"] == 0.7  # not lowered for a model that was not applied
+
+
+def test_single_broker_recovery_names_the_retry_that_delivered(tmp_path):
+    """One broker, answered metadata on the retry (the broker came back): the retry delivered, so the
+    measured 'Retry.Max does not shorten this' is not said."""
+    items = [(0, f"message {i} delivered to partition 0 at offset {100 + i}", False) for i in range(1, 5)]
+    items = [(1 if i else 0, t, s) for i, (_, t, s) in enumerate(items)]
+    items += [
+        (4, "producer/broker/1 state change to [closing] because read tcp 10.0.0.5:53422->10.0.0.7:9092: i/o timeout", True),
+        (0.0002, "producer/leader/orders/0 state change to [retrying-1]", True),
+        (0.0001, "producer/leader/orders/0 abandoning broker 1", True),
+        (0.1003, "client/metadata fetching metadata for [orders] from broker kafka-1:9092", True),
+        (2.0004, f"Failed to connect to broker kafka-1:9092: {DIAL2}", True),
+        (0.0002, "client/metadata retrying after 250ms... (3 attempts remaining)", True),
+        (0.2502, "client/metadata fetching metadata for [orders] from broker kafka-1:9092", True),
+        (0.0031, "producer/leader/orders/0 selected broker 1", True),
+        (0.0002, "producer/leader/orders/0 state change to [flushing-1]", True),
+        (0.0001, "producer/leader/orders/0 state change to [normal]", True),
+        (0.011, "message 5 delivered to partition 0 at offset 105", False),
+    ]
+    p = tmp_path / "one-broker-back.log"
+    p.write_text(_micro(items))
+    f = one(p)
+    assert f["details"]["model"]["applies"] is True
+    assert f["details"]["delivered_by_retry"]["retry"] == 1
+    assert not any("does not shorten this" in r for r in f["remediation"])
+    assert "the message went through on retry 1" in f["root_cause"]
+
+
+APP_ONLY_181 = [*DELIVERED, (182, f"send failed: {OOB}", False), *BREAKER]
+
+
+def test_what_if_config_that_cannot_give_the_observed_stall(tmp_path):
+    """sarama's Logger off, --sarama-config Net.DialTimeout=5s: its model (80.85 s) cannot give the observed
+    181 s send, the defaults (180.85 s) can: say so, keep the diagnosis (defaults), barely lower the confidence,
+    and keep what the passed value would give."""
+    p = tmp_path / "app.log"
+    p.write_text(_golog(*APP_ONLY_181))
+    base = one(p)
+    f = one(p, "--sarama-config", "Net.DialTimeout=5s")
+    assert base["confidence"] == 0.65 and 0 < base["confidence"] - f["confidence"] <= 0.05 + 1e-9
+    wi = f["details"]["config"]["what_if"]
+    assert wi["passed"] == {"Net.DialTimeout": 5.0} and wi["defaults_fit"] is True
+    assert abs(wi["model_seconds"] - 80.85) <= 0.01 and abs(wi["defaults_model_seconds"] - 180.85) <= 0.01
+    m = f["details"]["model"]
+    assert m["fits"] is True and abs(m["seconds"] - 180.85) <= 0.01
+    assert abs(f["details"]["suggestion"]["with_given_config_seconds"] - 80.85) <= 0.01
+    (mm,) = f["details"]["config"]["mismatches"]
+    assert "Net.DialTimeout=5s" in mm and "80.85 s" in mm and "180.85 s" in mm
+    reasons = " ".join(f["confidence_reasons"])
+    assert "several brokers" not in reasons and "probably not the one in use" in reasons
+    out = _text(run("analyze", "--tz", "UTC", p, "--format", "text", "--sarama-config", "Net.DialTimeout=5s"))
+    assert "With the configuration you passed (Net.DialTimeout=5s) the model predicts 80.85 s; the log shows 181 s: the configuration in use is probably different (sarama's defaults predict 180.85 s" in out
+    assert "were it in effect, the model gives ≈80.9 s" in out
+    # neither the passed value nor the defaults fit: said plainly, no switch, and no what-if penalty on top
+    p2 = tmp_path / "app100.log"
+    p2.write_text(_golog(*DELIVERED, (101, f"send failed: {OOB}", False), *BREAKER))
+    base2, f2 = one(p2), one(p2, "--sarama-config", "Net.DialTimeout=5s")
+    assert f2["details"]["config"]["what_if"]["defaults_fit"] is False and f2["confidence"] == base2["confidence"]
+    assert "the configuration in use is probably different (sarama's defaults predict 180.85 s)." in f2["root_cause"]
+
+
+@pytest.mark.parametrize("value", ["Metadata.Retry.Backoff=250", "Net.DialTimeout=5", "net.readtimeout=1.5"])
+def test_duration_without_a_unit_is_refused(tmp_path, value):
+    p = tmp_path / "app.log"
+    p.write_text(_golog(*APP_ONLY_181))
+    r = run("analyze", "--tz", "UTC", p, "--format", "json", "--sarama-config", value)
+    assert r.code == 2, r
+    err = r.err.strip()
+    assert len(err.splitlines()) == 1, err
+    key, num = value.split("=")
+    assert "has no unit" in err and f"{num}ms" in err and key.lower() in err.lower(), err
+    # a count has no unit, and 0 needs none (as in Go)
+    f = one(p, "--sarama-config", "Producer.Retry.Max=1,Metadata.Timeout=0,Metadata.Retry.Backoff=250ms")
+    assert f["details"]["config"]["used_for_model"]["Metadata.Retry.Backoff"] == 0.25

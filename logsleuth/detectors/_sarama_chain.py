@@ -248,3 +248,25 @@ def _log_starts_inside(df: pl.DataFrame, first_chain: dict) -> bool:
     healthy = pl.col("events").list.eval(pl.element().is_in(HEALTHY_EVENTS)).list.any().fill_null(False)
     return df.filter((pl.col("idx") < first_chain["idx"]) & (pl.col("ok") | healthy)).height == 0
 
+
+
+def _brokers_seen(rows: list[dict]) -> dict:
+    """The brokers a chain's lines name: node ids (``producer/broker/N``, ``selected broker N``,
+    ``close broker #N``; -1 is a seed whose id is not known yet, so it is left out) and addresses
+    (``fetching metadata … from broker B``, ``Failed to connect to broker B``, ``close broker … at B``).
+    The measured timing model is for one broker that is also the seed: more than one node id or
+    address here means it does not apply."""
+    nodes = sorted({int(r["node"]) for r in rows if r.get("node") is not None and int(r["node"]) >= 0})
+    addresses = list(dict.fromkeys(r["address"] for r in rows if r.get("address")))
+    return {"nodes": nodes, "addresses": addresses, "several": len(nodes) > 1 or len(addresses) > 1}
+
+
+def _delivering_retry(body: list[dict], end_j: int) -> dict | None:
+    """When a chain ends in recovery (no error reached the application): the retry that got the message
+    through, i.e. the last ``[retrying-N]`` before the recovery line, and the broker then selected."""
+    levels = [r for r in body[: end_j + 1] if _has(r, "sarama_leader_retrying") and r.get("retry") is not None]
+    if not levels:
+        return None
+    last = levels[-1]
+    sel = next((r for r in body if r["idx"] > last["idx"] and _has(r, "sarama_leader_selected") and r.get("node") is not None), None)
+    return {"retry": int(last["retry"]), "row": last, "node": int(sel["node"]) if sel else None, "selected_row": sel}

@@ -11,9 +11,12 @@ every gap between consecutive lines to a dial timeout, a read/write timeout, a m
 a producer retry back-off or the idle time before the failing send, infers the timeout values from
 those gaps, and compares them with ``--sarama-config`` (or sarama's defaults) and with the timing
 model measured on the real library (../shared/reference/sarama-timing.md, docs/findings/
-sarama.retry-redial-stall.md). Three kinds, each with its own explanation: ``blackhole`` (dials
-time out), ``refused`` (the broker closed: EOF / connection refused, fast failure, then the
-circuit breaker), ``silent`` (a mute broker: read timeouts that grow with Producer.Retry.Max).
+sarama.retry-redial-stall.md), which is for one broker that is also the seed: a chain that names
+several brokers is read from its gaps alone, and a passed configuration whose model cannot give the
+observed send is reported as a what-if that was not in use. Three kinds, each with its own
+explanation: ``blackhole`` (dials time out), ``refused`` (the broker closed: EOF / connection
+refused, fast failure, then the circuit breaker), ``silent`` (a mute broker: read timeouts that
+grow with Producer.Retry.Max).
 
 Polars finds the chains (per file); small Python loops then walk the few lines of each chain.
 The parts: _sarama_chain.py reads the log into chains and incidents, _sarama_waits.py attributes
@@ -30,8 +33,8 @@ import polars as pl
 
 from logsleuth.detectors._sarama_app_only import _unseen_kind, _unseen_waits
 from logsleuth.detectors._sarama_chain import (
-    CHAIN_EVENTS, ERROR_TEXT_EVENTS, OPENING_EVENTS, _aftermath, _first_line, _has, _incidents, _lines,
-    _log_starts_inside, _net_kind, _net_token, _seconds, _split_on_success,
+    CHAIN_EVENTS, ERROR_TEXT_EVENTS, OPENING_EVENTS, _aftermath, _brokers_seen, _delivering_retry, _first_line, _has,
+    _incidents, _lines, _log_starts_inside, _net_kind, _net_token, _seconds, _split_on_success,
 )
 from logsleuth.detectors._sarama_model import dominant, model_formula, model_parts, model_seconds, suggest
 from logsleuth.detectors._sarama_waits import (
@@ -39,7 +42,7 @@ from logsleuth.detectors._sarama_waits import (
     _figure, _metadata_deadline, _typical,
 )
 from logsleuth.detectors.base import Context, Detector, evidence, safe, segment_of, line_ref
-from logsleuth.detectors.sarama_config import DEFAULTS
+from logsleuth.detectors.sarama_config import DEFAULTS, DURATIONS
 from logsleuth.findings import Finding
 
 ID = "sarama.retry-redial-stall"
@@ -92,6 +95,15 @@ def fmt_s(v: float | None, coarse: bool = False) -> str:
     if v < 1:
         return f"{v * 1000:.0f} ms"
     return f"{v:.1f} s" if v < 1000 else f"{v:.0f} s"
+
+
+def _brokers_text(seen: dict) -> str:
+    parts = []
+    if seen["addresses"]:
+        parts.append(", ".join(safe(a) for a in seen["addresses"]))
+    if seen["nodes"]:
+        parts.append(("broker id " if len(seen["nodes"]) == 1 else "broker ids ") + ", ".join(str(n) for n in seen["nodes"]))
+    return "several brokers (" + "; ".join(parts) + ")"
 
 
 def plural(n: int, word: str) -> str:
@@ -172,6 +184,17 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int, u
             counts[r["address"]] = counts.get(r["address"], 0) + 1
         broker = max(counts, key=lambda a: (counts[a], -list(counts).index(a)))
     node = next((r["node"] for r in all_rows if _has(r, "sarama_broker_closing") and r.get("node") is not None), None)
+    # the measured model is for one broker that is also the seed: a chain that names several brokers
+    # (ids or addresses) is read from its gaps alone, and the model is not used for it
+    seen_brokers = {"nodes": [], "addresses": [], "several": False} if unseen else _brokers_seen(all_rows)
+    several = seen_brokers["several"]
+    # a chain that ends in recovery: the retry that got the message through
+    # (only when the application's next line after the recovery is a success, not another failure: a mute
+    # broker also logs [normal] between its retries)
+    delivered = _delivering_retry(body, end_j) if ended_by == "recovery" else None
+    if delivered:
+        nxt = df.filter((pl.col("idx") > body[end_j]["idx"]) & (pl.col("ok") | pl.col("chain"))).head(1).to_dicts()
+        delivered = delivered | {"success_row": nxt[0]} if nxt and nxt[0]["ok"] else None
     first_error = next((r.get("error") for r in all_rows if r.get("internal") and _net_kind(r.get("error"))), None)
     if unseen:
         first_error = _first_line(err_row["msg"])
@@ -360,9 +383,36 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int, u
         send_observed = max(0.0, stall - idle)
     parts_now = model_parts(kind, eff, shape)
     model_now = parts_now["seconds"]
+
+    def tol_for(m: float) -> float:
+        return 1.5 if coarse and figure is None else max(0.1, 0.02 * m)
+
+    tol = tol_for(model_now)
+    fits = not several and send_observed is not None and abs(send_observed - model_now) <= tol
+    # values the user passed (often a what-if: "what if Net.DialTimeout were 5s?") that the log could
+    # not contradict line by line (sarama's Logger off, or no such wait in the chain) but whose model
+    # cannot give the observed send: they were not in use. Say so, and let sarama's defaults stand in
+    # for them when those fit the log.
+    what_if = None
+    if given and not several and send_observed is not None and not fits:
+        as_passed = [k for k in given if abs(float(eff[k]) - float(cfg[k])) <= 1e-9 and abs(float(cfg[k]) - float(DEFAULTS[k])) > 1e-9]
+        if as_passed:
+            alt = dict(eff, **{k: DEFAULTS[k] for k in as_passed})
+            alt_s = model_seconds(kind, alt, shape)
+            alt_fits = abs(send_observed - alt_s) <= tol_for(alt_s)
+            what_if = {
+                "passed": {k: cfg[k] for k in as_passed},
+                "model_seconds": round(model_now, 3),
+                "observed_seconds": round(send_observed, 3),
+                "defaults_model_seconds": round(alt_s, 3),
+                "defaults_fit": alt_fits,
+            }
+            if alt_fits:
+                eff = alt
+                parts_now = model_parts(kind, eff, shape)
+                model_now = parts_now["seconds"]
+                tol, fits = tol_for(model_now), True
     cut = bool(parts_now["refresh"] and parts_now["refresh"]["cut"])
-    tol = 1.5 if coarse and figure is None else max(0.1, 0.02 * model_now)
-    fits = send_observed is not None and abs(send_observed - model_now) <= tol
     change = suggest(kind, eff, shape)
     after_cfg = dict(eff, **change)
     after_parts = model_parts(kind, after_cfg, shape)
@@ -370,9 +420,24 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int, u
     after_formula = model_formula(kind, int(after_cfg["Producer.Retry.Max"]), shape, bool(after_parts["refresh"] and after_parts["refresh"]["cut"]))
     # what the configuration the user passed would give, were it in effect (inferred values for the rest)
     as_given = dict(eff, **{k: cfg[k] for k in given})
-    with_given = model_seconds(kind, as_given, shape) if given else None
+    with_given = model_seconds(kind, as_given, shape) if given and not several else None
     dom_key, dom_s = dominant(kind, eff, shape)
     formula = model_formula(kind, int(eff["Producer.Retry.Max"]), shape, cut)
+    send_span = max(0.0, stall - idle - (before_log or 0.0))  # what the log shows of the send itself
+    if several:
+        # no model: the share of each setting and the effect of a change come from the waits the log shows
+        # (the same waits, each shorter); a count (Metadata.Retry.Max, Producer.Retry.Max) is not estimated
+        change = {k: v for k, v in change.items() if k in DURATIONS and any(b["setting"] == k for b in budget)}
+        saved = sum(
+            b["count"] * max(0.0, float(b["each_seconds"]) - float(change[b["setting"]]))
+            for b in budget if b["setting"] in change and b["each_seconds"] is not None
+        )
+        after = max(0.0, send_span - saved)
+        after_formula = "the same waits, each shorter; with several brokers the count of waits may differ"
+        shares = [b for b in budget if b["setting"]]
+        if shares:
+            top = max(shares, key=lambda b: b["estimated_seconds"])
+            dom_key, dom_s = top["setting"], top["estimated_seconds"]
     mismatches: list[str] = []
     notes: list[str] = []
     for key, inf in inferred.items():
@@ -398,6 +463,15 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int, u
             )
         else:
             notes.append(f"{key} ≈{shown} in this log (sarama's default is {fmt_setting(key, c).split('=', 1)[1]})")
+
+    if what_if:
+        seen_wi = f"the application measured {figure:.2f} s" if figure is not None else f"the log shows {fmt_s(send_observed, coarse)}"
+        mismatches.append(
+            f"you passed {', '.join(fmt_setting(k, v) for k, v in what_if['passed'].items())}; with it the model predicts "
+            f"{what_if['model_seconds']:.2f} s for the failing send, but {seen_wi}: the client that wrote this log probably used "
+            f"a different configuration (sarama's defaults predict {what_if['defaults_model_seconds']:.2f} s"
+            + (", which fits)" if what_if["defaults_fit"] else ")")
+        )
 
     # ---- breaker periods, out-of-brokers, later failures and recovery, over the whole incident
     aft = _aftermath(df, seg, all_rows, last)
@@ -431,7 +505,7 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int, u
         "write_timeouts": cnt("produce_write_timeout") + cnt("metadata_write_timeout"),
         "metadata_backoffs": cnt("metadata_backoff"),
         "retry_backoffs": cnt("retry_backoff"),
-        "model_seconds": round(model_now, 3),
+        "model_seconds": None if several else round(model_now, 3),  # several brokers: the one-broker model does not apply
         "suggested_change": ",".join(fmt_setting(k, v) for k, v in change.items()) or None,
         "after_change_seconds": round(after, 3),
         "out_of_brokers": oob.height,
@@ -495,28 +569,71 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int, u
         root += f" Returned error: '{safe(_first_line(err_row['msg']))}'."
     elif err_row:
         root += f" Returned error: '{safe(first_error)}'."
-    values_txt = "with the values in this log" if inferred else "with the configuration you passed" if given else "with sarama's defaults"
+    defaults_stand_in = bool(what_if and what_if["defaults_fit"])
+    values_txt = (
+        "with the values in this log" if inferred
+        else "with the configuration you passed" if given and not defaults_stand_in
+        else "with sarama's defaults"
+    )
     if send_observed is None:
         seen_txt = "."
     elif figure is not None:
         seen_txt = f"; the application measured {fig_txt} for the failing send."
     else:
         seen_txt = f"; the log shows {send_observed:.{0 if coarse else 2}f} s{' (±1 s)' if coarse else ''} for the failing send."
-    root += f" The measured model for this kind ({formula}) gives {model_now:.2f} s {values_txt}{seen_txt}"
+    if several:
+        root += (
+            f" The measured timing model (sarama 1.22.1 with one broker that is also the seed) does not apply here: this chain "
+            f"names {_brokers_text(seen_brokers)}, and with several brokers a metadata refresh can be answered by a live broker, "
+            f"so the count of waits differs. The figures above are the log's own, not the model's."
+        )
+    else:
+        root += f" The measured model for this kind ({formula}) gives {model_now:.2f} s {values_txt}{seen_txt}"
+    if what_if:
+        seen_wi = f"the application measured {fig_txt}" if figure is not None else f"the log shows {fmt_s(send_observed, coarse)}"
+        root += (
+            f" With the configuration you passed ({', '.join(fmt_setting(k, v) for k, v in what_if['passed'].items())}) the model predicts "
+            f"{what_if['model_seconds']:.2f} s; {seen_wi}: the configuration in use is probably different "
+            + (f"(sarama's defaults predict {what_if['defaults_model_seconds']:.2f} s, which fits, so the model here uses them)."
+               if defaults_stand_in else f"(sarama's defaults predict {what_if['defaults_model_seconds']:.2f} s).")
+        )
     if deadline is not None:
         root += (
             f" The log shows the metadata refresh stopped at its deadline ('{deadline['text']}', {fmt_s(deadline['elapsed'], coarse)} into it): "
             f"Metadata.Timeout is at most {deadline['upper']:g} s"
-            + (", and the model stops the refresh there too." if cut else ".")
+            + (", and the model stops the refresh there too." if cut and not several else ".")
         )
-    if kind == "blackhole":
+    if several:
+        top = next((b for b in budget if b["setting"] == dom_key and b["estimated_seconds"] == dom_s), None)
+        if top is not None and kind != "refused":
+            each_txt = f" of ≈{fmt_s(top['each_seconds'], coarse)}" if top["each_seconds"] is not None else ""
+            root += (
+                f" The largest share is {dom_key}: {plural(top['count'], top['label'])}{each_txt} "
+                f"({fmt_s(top['estimated_seconds'], coarse)} of the {fmt_s(send_span, coarse)} the log shows of the send)."
+            )
+        elif kind == "refused":
+            root += " The failure itself was fast."
+    elif kind == "blackhole":
         root += f" The dominant setting is {dom_key} ({fmt_s(dom_s)} of it)."
     elif kind == "silent":
         root += f" The dominant setting is {dom_key} × (Producer.Retry.Max + 1) = {fmt_s(dom_s)}: retries grow the stall."
     else:
         root += " The failure itself was fast."
-    if change:
+    if change and several:
+        root += (
+            f" With {', '.join(fmt_setting(k, v) for k, v in change.items())} the waits this log shows would take ≈{fmt_s(after)} "
+            f"instead of ≈{fmt_s(send_span)} ({after_formula})."
+        )
+    elif change:
         root += f" With {', '.join(fmt_setting(k, v) for k, v in change.items())} a failing send would take ≈{fmt_s(after)} (model)."
+    if delivered:
+        root += (
+            f" No error reached the application: the message went through on retry {delivered['retry']} "
+            f"([retrying-{delivered['retry']}], {line_ref(delivered['row'] | {'path': path})})"
+            + (f", when the leader lookup selected broker {delivered['node']}" if delivered["node"] is not None else "")
+            + f", and the application's next line is a success ({line_ref(delivered['success_row'] | {'path': path})})."
+            + f" Producer.Retry.Max (at least {delivered['retry']} here) is what got it through."
+        )
     if periods:
         p0 = periods[0]
         root += (
@@ -564,16 +681,41 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int, u
                 f"the log starts inside the failure chain (its first chain line, {line_ref(body[0] | {'path': path})} '{first_txt}', is already part of it) and "
                 "the application logged no duration: the stall is at least what the log shows, and the failing send cannot be compared with the model"
             )
-    if fits:
+    if several:
+        # no model comparison either way: the diagnosis rests on the waits the log shows
+        reasons.append(
+            f"the chain names {_brokers_text(seen_brokers)}: the measured timing model assumes one broker that is also the seed, "
+            "so it is not compared with this stall; the budget and the values come from the gaps between the log's lines alone"
+        )
+    elif fits:
         conf += 0.2
         seen = f"the application measured {fig_txt}" if figure is not None else f"the log shows {send_observed:.{0 if coarse else 2}f} s"
-        reasons.append(f"the measured {kind} model predicts {model_now:.2f} s for the failing send, {seen}")
+        reasons.append(
+            f"the measured {kind} model predicts {model_now:.2f} s for the failing send"
+            + (" with sarama's defaults" if defaults_stand_in else "") + f", {seen}"
+        )
     elif send_observed is not None:
         conf -= 0.1
         seen = f"the application measured {fig_txt}" if figure is not None else f"the log shows {fmt_s(send_observed, coarse)}"
+        if what_if:
+            reasons.append(
+                f"neither the configuration you passed ({what_if['model_seconds']:.2f} s) nor sarama's defaults "
+                f"({what_if['defaults_model_seconds']:.2f} s) give the failing send in the measured single-broker model, and {seen}: "
+                "other values, several brokers, a newer sarama, or a partial outage change the count of waits"
+            )
+        else:
+            reasons.append(
+                f"the measured single-broker model predicts {fmt_s(model_now)} but {seen}: "
+                "several brokers, a newer sarama, or a partial outage change the count of waits"
+            )
+    if what_if and what_if["defaults_fit"]:
+        # a what-if the log rules out weighs little on the diagnosis: the stall itself is what the log shows
+        conf -= 0.05
+        seen = f"the application measured {fig_txt}" if figure is not None else f"the log shows {fmt_s(send_observed, coarse)}"
         reasons.append(
-            f"the measured single-broker model predicts {fmt_s(model_now)} but {seen}: "
-            "several brokers, a newer sarama, or a partial outage change the count of waits"
+            f"with the configuration you passed the model predicts {what_if['model_seconds']:.2f} s, but {seen}: "
+            f"that configuration was probably not the one in use (sarama's defaults predict {what_if['defaults_model_seconds']:.2f} s"
+            + (", which fits)" if what_if["defaults_fit"] else ")")
         )
     if ended_by == "error":
         conf += 0.1
@@ -594,9 +736,18 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int, u
             f"Turn sarama's Logger on to see where the time goes (it discards its lines by default): {SARAMA_LOGGER_HINT} "
             "before sarama.NewClient / NewSyncProducer. logsleuth then splits the stall into dial, read and back-off waits "
             "and infers the timeouts from them; until then the model below uses "
-            + ("the configuration you passed." if given else "sarama's defaults (pass --sarama-config with your values).")
+            + (
+                "sarama's defaults, which fit the observed stall (the configuration you passed does not; see below)."
+                if defaults_stand_in else "the configuration you passed." if given
+                else "sarama's defaults (pass --sarama-config with your values)."
+            )
         )
-    if change:
+    if change and several:
+        rem.append(
+            f"Set {', '.join(fmt_setting(k, v) for k, v in change.items())}: the waits this log shows would then take ≈{fmt_s(after)} "
+            f"instead of ≈{fmt_s(send_span)} ({after_formula}; the measured model is not used)."
+        )
+    elif change:
         already = [k for k in change if k in given and float(cfg[k]) <= float(change[k]) and abs(float(cfg[k]) - float(eff[k])) > 1e-9]
         verb = "Make " + ", ".join(fmt_setting(k, cfg[k]) for k in already) + " take effect" if already and len(already) == len(change) else "Set " + ", ".join(fmt_setting(k, v) for k, v in change.items())
         rem.append(
@@ -605,12 +756,32 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int, u
         )
     if mismatches and with_given is not None:
         rem.append(f"With the configuration you passed, were it in effect, the model gives ≈{fmt_s(with_given)} for a failing send.")
-    if kind == "blackhole":
+    retry_levels_seen = sorted({int(r["retry"]) for r in all_rows if _has(r, "sarama_leader_retrying") and r.get("retry") is not None})
+    if delivered:
+        # the log shows the retry that got the message through: Producer.Retry.Max saved this send
+        rem.append(
+            f"Keep Producer.Retry.Max at {delivered['retry']} or more: retry {delivered['retry']} delivered the message here "
+            f"([retrying-{delivered['retry']}], {line_ref(delivered['row'] | {'path': path})}"
+            + (f", then 'selected broker {delivered['node']}'" if delivered["node"] is not None else "")
+            + f"); with fewer retries this send would have returned an error instead."
+        )
+    elif kind == "blackhole" and several:
+        if retry_levels_seen:
+            rem.append(
+                f"This log shows {len(retry_levels_seen)} producer {'retry' if len(retry_levels_seen) == 1 else 'retries'} ([retrying-{retry_levels_seen[0]}]"
+                + (f" … [retrying-{retry_levels_seen[-1]}]" if len(retry_levels_seen) > 1 else "")
+                + ") before the error. With several brokers a retry's leader lookup can be answered by a live broker, so the "
+                "single-broker measurement (a failed metadata refresh fails the message at once) need not hold: each retry may "
+                "re-dial the dropped broker, and Producer.Retry.Max then bounds how often."
+            )
+    elif kind == "blackhole":
         rem.append("Producer.Retry.Max does not shorten this: when a retry's metadata refresh fails the message fails at once (Retry.Max 3 behaved like 1 in the measurements).")
+    if kind == "blackhole" and not several and not delivered:
         rem.append(
             "Expect the next send after a failure to wait about twice the metadata/dial path: the retry-buffer flush and that message each repeat it"
             + (f" (here the next error came {fmt_s(longest_next, coarse)} later)." if longest_next else ".")
         )
+    if kind == "blackhole":
         rem.append("Find what drops the packets to the broker (security group, firewall rule, dead host behind a stable IP); a refused port would fail in under a second.")
     elif kind == "refused":
         rem.append("Nothing to tune for speed: the failure is fast. Make the application back off on 'circuit breaker is open' (it lasts 10 s, even after the broker is back) instead of counting each as a new outage.")
@@ -683,27 +854,33 @@ def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int, u
         details={
             "budget": budget,
             "inferred": inferred,
-            "config": {"given": given, "used_for_model": eff, "mismatches": mismatches, "notes": notes},
+            "config": {"given": given, "used_for_model": eff, "mismatches": mismatches, "notes": notes, "what_if": what_if},
             "model": {
                 "kind": kind,
                 "formula": formula,
                 "shape": shape,
-                "seconds": round(model_now, 3),
+                "seconds": None if several else round(model_now, 3),
+                "applies": not several,
+                "assumes": "sarama 1.22.1, one broker that is also the seed (../shared/reference/sarama-timing.md)",
+                "brokers_seen": {k: v for k, v in seen_brokers.items() if k != "several"},
                 "metadata_refresh_cut": cut,
                 "observed_send_seconds": round(send_observed, 3) if send_observed is not None else None,
                 "observed_from": None if send_observed is None else "application figure" if figure is not None else "log stamps",
                 "fits": fits,
                 "dominant_setting": dom_key,
                 "dominant_seconds": round(dom_s, 3),
+                "dominant_from": "the log's waits" if several else "the model",
             },
             "suggestion": {
                 "change": change,
                 "worst_case_seconds": round(after, 3),
-                "now_seconds": round(model_now, 3),
+                "worst_case_from": "the waits this log shows, each shorter" if several else "the model",
+                "now_seconds": round(send_span if several else model_now, 3),
                 "with_given_config_seconds": round(with_given, 3) if with_given is not None else None,
             },
             "sarama_logger": "off" if unseen else "on",
             "log_starts_inside_chain": inside,
+            "delivered_by_retry": {"retry": delivered["retry"], "line": delivered["row"]["line"], "selected_broker": delivered["node"]} if delivered else None,
             "application_figure_seconds": figure,
             "metadata_deadline": {k: v for k, v in deadline.items() if k != "row"} | {"line": deadline["row"]["line"]}
             | ({"file": segment_of(deadline["row"] | {"path": path})} if segment_of(deadline["row"] | {"path": path}) else {}) if deadline else None,
