@@ -6,7 +6,7 @@
     python benchmarks/run.py --gzip               # the same, gzipped
 
 For each tool it prints wall time (median of the runs), lines per second and peak RSS of the
-process (os.wait4's ru_maxrss), runs in rotating order, after one warm-up pass each (page cache
+process (``/usr/bin/time -f %M``, one separate run each), runs in rotating order, after one warm-up pass each (page cache
 warm). rg and grep count lines holding any of the literals logsleuth's packs prefilter on (the same
 literal set), which is the fastest thing a grep user could do; lnav counts rows headless.
 """
@@ -35,30 +35,28 @@ def literals() -> list[str]:
     return Matcher(load_packs())._cs
 
 
-def run_once(cmd: str) -> tuple[float, int, int]:
-    """Wall seconds, peak RSS (KB) of the process tree's largest process, exit code."""
+def run_once(cmd: str) -> tuple[float, int]:
+    """Wall seconds and exit code of one command."""
     t0 = time.perf_counter()
     # output goes to a pipe we drain (GNU grep stops early when stdout is /dev/null)
     p = subprocess.Popen(["/bin/sh", "-c", cmd + " | cat > /dev/null"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, ru = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t0
-    code = os.waitstatus_to_exitcode(status)
-    # ru_maxrss of the shell; the measured process is its child: ask the kernel for children too
-    import resource
-
-    child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return wall, max(ru.ru_maxrss, child), code
+    _, status, _ = os.wait4(p.pid, 0)
+    return time.perf_counter() - t0, os.waitstatus_to_exitcode(status)
 
 
-def rss_of(cmd: str) -> int:
-    """Peak RSS (KB) of one command, measured alone with /usr/bin/time when present."""
-    if shutil.which("time") or Path("/usr/bin/time").exists():
-        p = subprocess.run(["/usr/bin/time", "-f", "%M", "/bin/sh", "-c", cmd + " | cat > /dev/null"], capture_output=True, text=True)
-        try:
-            return int(p.stderr.strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            return 0
-    return 0
+def mb(kb: int | None) -> str:
+    return f"{kb / 1024:.0f} MB" if kb is not None else "n/a"
+
+
+def rss_of(cmd: str) -> int | None:
+    """Peak RSS (KB) of one command, measured alone with /usr/bin/time (None without it)."""
+    if not Path("/usr/bin/time").exists():
+        return None
+    p = subprocess.run(["/usr/bin/time", "-f", "%M", "/bin/sh", "-c", cmd + " | cat > /dev/null"], capture_output=True, text=True)
+    try:
+        return int(p.stderr.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return None
 
 
 def scenario(title: str, target: str, lines: int, size: int, gz: bool, runs: int, lits: Path, warmup: bool = True) -> list[str]:
@@ -86,7 +84,7 @@ def scenario(title: str, target: str, lines: int, size: int, gz: bool, runs: int
     for r in range(runs):
         order = names[r % len(names):] + names[: r % len(names)]
         for n in order:
-            wall, _, code = run_once(tools[n])
+            wall, code = run_once(tools[n])
             if code not in (0, 1):
                 print(f"warning: {n} exited {code}", file=sys.stderr)
             times[n].append(wall)
@@ -97,7 +95,7 @@ def scenario(title: str, target: str, lines: int, size: int, gz: bool, runs: int
     out.append("|---|---:|---:|---:|---:|")
     for n in names:
         m = statistics.median(times[n])
-        out.append(f"| {n} | {m:.2f} s | {lines / m / 1e6:.2f} M | {rss[n] / 1024:.0f} MB | {m / base:.2f}× |")
+        out.append(f"| {n} | {m:.2f} s | {lines / m / 1e6:.2f} M | {mb(rss[n])} | {m / base:.2f}× |")
     return out + [""]
 
 

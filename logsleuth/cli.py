@@ -73,6 +73,14 @@ class AnalyzeFormat(str, Enum):
     json = "json"
 
 
+# -o FILE: the name decides the format (analyze: anything else is text; report: html or markdown only)
+_FORMAT_BY_SUFFIX = {
+    ".html": AnalyzeFormat.html, ".htm": AnalyzeFormat.html,
+    ".md": AnalyzeFormat.markdown, ".markdown": AnalyzeFormat.markdown,
+    ".json": AnalyzeFormat.json,
+}
+
+
 class SkewMode(str, Enum):
     auto = "auto"
     report = "report"
@@ -300,8 +308,7 @@ def analyze(
 
         det_opts["sarama_config"] = parse_sarama_config(sarama_config)
     flt = ev.EventFilter(since_text=since, until_text=until, zone=opts.tz or opts.zone_for("")[0])
-    by_name = {".html": AnalyzeFormat.html, ".htm": AnalyzeFormat.html, ".md": AnalyzeFormat.markdown, ".markdown": AnalyzeFormat.markdown, ".json": AnalyzeFormat.json}
-    fmt = format or (by_name.get(output.suffix.lower(), AnalyzeFormat.text) if output is not None else None)
+    fmt = format or (_FORMAT_BY_SUFFIX.get(output.suffix.lower(), AnalyzeFormat.text) if output is not None else None)
     fmt = fmt or (AnalyzeFormat.terminal if is_terminal() else AnalyzeFormat.text)
     rich_report = fmt in (AnalyzeFormat.markdown, AnalyzeFormat.html)
     stored = None
@@ -385,12 +392,8 @@ def report(
     from logsleuth.analysis import analyze as run
     from logsleuth.packs import load_packs
 
-    suffix = output.suffix.lower()
-    if suffix in (".html", ".htm"):
-        fmt = AnalyzeFormat.html
-    elif suffix in (".md", ".markdown"):
-        fmt = AnalyzeFormat.markdown
-    else:
+    fmt = _FORMAT_BY_SUFFIX.get(output.suffix.lower())
+    if fmt not in (AnalyzeFormat.html, AnalyzeFormat.markdown):
         raise LogsleuthError(f"{output}: the report is .html or .md (the name decides)")
     opts = read_options(tz, date, layout, layout_pattern)
     packs = load_packs(patterns)
@@ -461,6 +464,7 @@ def timeline(
     from logsleuth.render import events as evview
     from logsleuth.render import timeline as view
     from logsleuth.render.console import is_terminal
+    from logsleuth.render.report import clock_notes
     from logsleuth.timeline import parse_duration
     from logsleuth.timeparse import parse_when
 
@@ -479,12 +483,7 @@ def timeline(
         first, last = result.span
         center = parse_when(around, zone, first, last)
         events = tl.around(events, center, parse_duration(window))
-    other_segments = {seg for log, segs in logs.items() for seg in segs if seg != log}
-    notes = [
-        f"{r.name}: clock {r.clock_skew.describe()}"
-        for r in result.inputs
-        if r.clock_skew is not None and r.clock_skew.status != "no counterpart" and r.name not in other_segments
-    ]
+    notes = list(clock_notes(result.inputs, logs).values())
     fmt = format or (TimelineFormat.terminal if is_terminal() and output is None else TimelineFormat.lines)
     if fmt == TimelineFormat.parquet:
         if output is None:
@@ -602,19 +601,17 @@ def patterns_check(
     from logsleuth.packcheck import check_layout_samples, check_pattern_samples
     from logsleuth.packs import load_packs, pack_problems
 
-    if directory is not None:
-        problems = pack_problems(directory)  # every broken pack, not just the first
+    def fail_on(problems: list[str]) -> None:  # every problem, one line each, then exit 2
         if problems:
             for p in problems:
                 print(f"logsleuth: error: {p}", file=sys.stderr)
             raise typer.Exit(2)
+
+    if directory is not None:
+        fail_on(pack_problems(directory))  # every broken pack, not just the first
     packs = load_packs([directory] if directory else None)
     only = [p for pack in packs.packs if directory and Path(pack.source).parent.resolve() == directory.resolve() for p in pack.patterns] if directory else None
-    problems = check_layout_samples() + check_pattern_samples(packs, only)
-    if problems:
-        for p in problems:
-            print(f"logsleuth: error: {p}", file=sys.stderr)
-        raise typer.Exit(2)
+    fail_on(check_layout_samples() + check_pattern_samples(packs, only))
     n_pat = len(only) if only is not None else len(packs.patterns)
     n_samples = sum(len(p.samples) for p in (only if only is not None else packs.patterns))
     print(f"ok: {n_pat} patterns, {n_samples} samples checked" + (f" in {directory}" if directory else f" in {len(packs.packs)} built-in packs"))

@@ -23,12 +23,14 @@ from dataclasses import dataclass
 
 import polars as pl
 
-CRI_RE = r"^(?P<ets>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})) (?:stdout|stderr) [FP] (?P<inner>.*)$"
-CRI_PARTIAL_RE = r"^\d{4}-\d{2}-\d{2}T[0-9:.]{8,18}(?:Z|[+-]\d{2}:\d{2}) (?:stdout|stderr) P "
-CRI_PREFIX_RE = r"^\d{4}-\d{2}-\d{2}T[0-9:.]{8,18}(?:Z|[+-]\d{2}:\d{2}) (?:stdout|stderr) [FP] "
+RFC3339 = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})"
+# CRI: <RFC 3339 stamp> <stream> <F: full line | P: a part, continued on the stream's next line> <text>
+CRI_HEAD = rf"^{RFC3339} (stdout|stderr) ([FP]) "
+CRI_RE = rf"^(?P<ets>{RFC3339}) (?:stdout|stderr) [FP] (?P<inner>.*)$"
+CRI_PARTIAL_RE = rf"^{RFC3339} (?:stdout|stderr) P "
 # fluentd out_file: time (time_format default: ISO 8601 with an offset), TAB, tag, TAB, the record as JSON
 FLUENTD_RE = r"^(?P<ets>\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:?\d{2}))\t(?P<tag>[^\t]*)\t(?P<inner>\{.*)$"
-DOCKER_TS_RE = r"^(?P<ets>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})) (?P<inner>.*)$"
+DOCKER_TS_RE = rf"^(?P<ets>{RFC3339}) (?P<inner>.*)$"
 ANSI_RE = r"\x1b\[[0-9;?]*[A-Za-z]"
 
 TEXT_KEYS = ("log", "msg", "message", "MESSAGE", "Message", "text", "@message")
@@ -222,7 +224,9 @@ def unwrap(frame: pl.DataFrame, env: Envelope) -> pl.DataFrame:
     return out.drop([c for c in ("_inner", "_jt", "_err", "_st", "_jts") if c in out.columns])
 
 
-CRI_STREAM_RE = r"^\S+ (stdout|stderr) [FP] "
+def _stream() -> pl.Expr:
+    """stdout / stderr of a CRI line ("" when the line has no CRI head)."""
+    return pl.col("raw").str.extract(CRI_HEAD, 1).fill_null("")
 
 
 def join_partials(frame: pl.DataFrame, env: Envelope) -> pl.DataFrame:
@@ -239,11 +243,11 @@ def join_partials(frame: pl.DataFrame, env: Envelope) -> pl.DataFrame:
     flags = frame.select(_p=pl.col("raw").str.contains(CRI_PARTIAL_RE))["_p"]
     if not flags.any():
         return frame
-    f = frame.with_columns(_p=flags, _s=pl.col("raw").str.extract(CRI_STREAM_RE, 1).fill_null(""))
+    f = frame.with_columns(_p=flags, _s=_stream())
     # the previous line of the same stream was a part: this line continues it
     f = f.with_columns(_after_p=pl.col("_p").shift(1).over("_s").fill_null(False))
     inv = f.filter(pl.col("_p") | pl.col("_after_p")).with_columns(_g=(~pl.col("_after_p")).cast(pl.Int64).cum_sum().over("_s"))
-    piece = pl.when(pl.col("_after_p")).then(pl.col("raw").str.replace(CRI_PREFIX_RE, "")).otherwise(pl.col("raw"))
+    piece = pl.when(pl.col("_after_p")).then(pl.col("raw").str.replace(CRI_HEAD, "")).otherwise(pl.col("raw"))
     joined = inv.group_by("_s", "_g", maintain_order=True).agg(pl.col("line").first(), _joined=piece.str.join(""))
     out = f.filter(~pl.col("_after_p")).join(joined.select("line", "_joined"), on="line", how="left", maintain_order="left")
     return out.with_columns(raw=pl.coalesce(pl.col("_joined"), pl.col("raw"))).select(frame.columns)
@@ -255,9 +259,10 @@ def split_partial_tail(frame: pl.DataFrame, env: Envelope) -> tuple[pl.DataFrame
     run of parts on is held back."""
     if env.outer != "cri" or frame.height == 0:
         return frame, None
-    f = frame.select(_p=pl.col("raw").str.contains(CRI_PARTIAL_RE), _s=pl.col("raw").str.extract(CRI_STREAM_RE, 1).fill_null("")).with_row_index("_i")
-    if not f["_p"].any():
+    flags = frame.select(_p=pl.col("raw").str.contains(CRI_PARTIAL_RE))["_p"]
+    if not flags.any():  # the common case: no parts, nothing else to compute
         return frame, None
+    f = frame.select(_p=flags, _s=_stream()).with_row_index("_i")
     # per stream, the start of its trailing run of parts (if its last line is a part)
     runs = (
         f.with_columns(_run=(~pl.col("_p")).cast(pl.Int64).cum_sum().over("_s"))

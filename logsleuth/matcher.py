@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 import polars as pl
@@ -29,15 +30,16 @@ class Matcher:
         self._ci = ci
         # Rust's literal searcher is much faster under 64 literals: split the set, OR the parts
         # (Polars evaluates them side by side); measured 0.53 s -> 0.42 s per 1.5M lines here
-        k = -(-len(cs) // max(1, -(-len(cs) // 64))) if cs else 1
+        parts = max(1, math.ceil(len(cs) / 64))
+        k = max(1, math.ceil(len(cs) / parts))  # literals per alternation, the parts about equal
         self._alternations = ["|".join(re.escape(x) for x in cs[i : i + k]) for i in range(0, len(cs), k)]
         self._alternation_ci = "(?i)" + "|".join(re.escape(x) for x in ci) if ci else ""
 
     def prefilter(self, column: str = "text") -> pl.Expr:
         """True for a line that contains some pattern's required literal.
 
-        One alternation of escaped literals: Rust's regex engine compiles it to a literal
-        multi-substring searcher, measured ~1.8x faster here than ``str.contains_any``."""
+        Alternations of escaped literals (at most 64 each, ORed): Rust's regex engine compiles each
+        to a literal multi-substring searcher, measured ~1.8x faster here than ``str.contains_any``."""
         parts = [pl.col(column).str.contains(a) for a in self._alternations]
         if self._alternation_ci:
             parts.append(pl.col(column).str.contains(self._alternation_ci))

@@ -42,24 +42,25 @@ class ReadOptions:
     progress: Callable[[str, int, int | None], None] | None = None  # (input, bytes read, total) after each chunk
 
     def zone_for(self, name: str) -> tuple[str, str]:
-        for pattern, zone in self.tz_rules:
-            if _glob_match(name, pattern):
-                return zone, f"--tz {pattern}={zone}"
+        rule = _rule_for(self.tz_rules, name)
+        if rule is not None:
+            return rule[1], f"--tz {rule[0]}={rule[1]}"
         if self.tz:
             return self.tz, "--tz"
         return local_zone(), "this machine's zone; set --tz"
 
     def layout_for(self, name: str) -> Layout | None:
-        for pattern, lay in self.layout_rules:
-            if _glob_match(name, pattern):
-                return lay
-        return self.layout
+        rule = _rule_for(self.layout_rules, name)
+        return rule[1] if rule is not None else self.layout
 
     def date_for(self, name: str) -> dt.date | None:
-        for pattern, d in self.date_rules:
-            if _glob_match(name, pattern):
-                return d
-        return self.date
+        rule = _rule_for(self.date_rules, name)
+        return rule[1] if rule is not None else self.date
+
+
+def _rule_for(rules: list, name: str) -> tuple | None:
+    """The first (glob, value) rule whose glob matches the input's name."""
+    return next(((p, v) for p, v in rules if _glob_match(name, p)), None)
 
 
 def _glob_match(name: str, pattern: str) -> bool:

@@ -530,9 +530,11 @@ def _transcode(chunk: bytes, stats: ReadStats) -> bytes:
     if use_gb:
         stats._encodings.add("gb18030")
         return gb.encode("utf-8")  # type: ignore[union-attr]
-    stats.replaced_bytes += bad
+    out = utf8.encode("utf-8")
+    # bytes replaced, not sequences: valid text round-trips byte for byte, each new U+FFFD is 3 bytes
+    stats.replaced_bytes += len(chunk) - (len(out) - 3 * bad)
     stats._encodings.add("utf-8 (invalid bytes replaced)")
-    return utf8.encode("utf-8")
+    return out
 
 
 def read_lines(src: Source, stats: ReadStats, chunk_bytes: int = CHUNK_BYTES) -> Iterator[pl.DataFrame]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import gzip
+import json
 import os
 import re
 import shutil
@@ -128,6 +129,7 @@ def _compare(whole: dict, split: dict, src: Path, segs: list[tuple[Path, int]]) 
         ), a["title"]
         assert [norm_a(r) for r in a["confidence_reasons"]] == [norm_b(r) for r in b["confidence_reasons"]]
         assert norm_a(a["root_cause"]) == norm_b(b["root_cause"])
+        assert len(a["subjects"]) == len(b["subjects"]), a["title"]
         for sa, sb in zip(a["subjects"], b["subjects"]):
             for k in ("attempts", "first_seen", "last_seen", "still_stuck", "stuck_seconds", "stall_seconds", "records", "count"):
                 assert sa.get(k) == sb.get(k), (k, sa, sb)
@@ -151,21 +153,28 @@ def _no_overlap_note(text_report: str, segs) -> None:
     assert ", ".join(p.name for p, _ in segs) + " read as one log (rotated)" in text_report
 
 
+def _copy_others(src_dir: Path, src: Path | None, dest: Path) -> list[Path]:
+    """Copy every file of a sample directory but ``src`` (the one a test splits; None: all) to ``dest``."""
+    out = []
+    for f in src_dir.iterdir():
+        if f != src:
+            shutil.copy(f, dest / f.name)
+            out.append(f)
+    return out
+
+
 def test_a_rotated_pulsar_broker_log_gives_the_findings_of_the_whole_log(cli, tmp_path):
     src_dir = SAMPLES / "pulsar-incident"
     src = src_dir / "pulsar-broker-1.2020-06-01.log"
-    for f in src_dir.iterdir():
-        if f != src:
-            shutil.copy(f, tmp_path / f.name)
+    others = _copy_others(src_dir, src, tmp_path)
     # time-only stamps: each segment dated by its modification time (the time of its last line)
     ends = [dt.datetime(2020, 6, 1, 23, 10, 41), dt.datetime(2020, 6, 2, 0, 20, 20), dt.datetime(2020, 6, 2, 1, 29, 59)]
     segs = _split(src, [1476, 2994], tmp_path, "pulsar-broker-1.log", ends)
     whole_dir = tmp_path / "whole"
     whole_dir.mkdir()
-    for f in src_dir.iterdir():
-        shutil.copy(f, whole_dir / f.name)
+    _copy_others(src_dir, None, whole_dir)
     whole = cli("analyze", whole_dir, "--tz", "UTC", "--format", "json")
-    split = cli("analyze", tmp_path / "pulsar-broker-1.log*", *[tmp_path / f.name for f in src_dir.iterdir() if f != src], "--tz", "UTC", "--format", "json")
+    split = cli("analyze", tmp_path / "pulsar-broker-1.log*", *[tmp_path / f.name for f in others], "--tz", "UTC", "--format", "json")
     assert whole.code == 0 and split.code == 0, split
     w, s = whole.json(), split.json()
     assert [f["id"] for f in s["findings"]].count("pulsar.dangling-producer-future") == 2
@@ -175,7 +184,7 @@ def test_a_rotated_pulsar_broker_log_gives_the_findings_of_the_whole_log(cli, tm
     sub = [x for x in f["subjects"] if x["path"] == str(segs[-1][0])]
     assert sub and all(x["dangling_creation_file"] == str(segs[0][0]) for x in sub)
     assert {Path(e["path"]).name for e in f["evidence"]} >= {"pulsar-broker-1.log.2.gz", "pulsar-broker-1.log.1", "pulsar-broker-1.log"}
-    text = cli("analyze", tmp_path / "pulsar-broker-1.log*", *[tmp_path / f.name for f in src_dir.iterdir() if f != src], "--tz", "UTC", "--format", "text")
+    text = cli("analyze", tmp_path / "pulsar-broker-1.log*", *[tmp_path / f.name for f in others], "--tz", "UTC", "--format", "text")
     _no_overlap_note(text.out, segs)
     assert "no unload in these logs" not in text.out
 
@@ -223,18 +232,14 @@ def test_timeline_puts_rotated_client_segments_on_the_broker_clock(cli, tmp_path
     # analyze, so timeline gives each line the time the unsplit log gives it, cited in its segment
     src_dir = SAMPLES / "pulsar-incident"
     src = src_dir / "client-billing-1b7e.log"
-    for f in src_dir.iterdir():
-        if f != src:
-            shutil.copy(f, tmp_path / f.name)
+    _copy_others(src_dir, src, tmp_path)
     n = len(src.read_text().splitlines())
     segs = _split(src, [n // 3, 2 * n // 3], tmp_path, "client-billing.log")
     whole = [x for x in cli("timeline", "--tz", "UTC", src_dir, "--format", "ndjson").out.splitlines()]
     split = [x for x in cli("timeline", "--tz", "UTC", tmp_path, "--format", "ndjson").out.splitlines()]
-    import json as _json
-
-    w = {(e["line"], e["event"]): e["ts"] for e in map(_json.loads, whole) if e["path"].endswith("client-billing-1b7e.log")}
+    w = {(e["line"], e["event"]): e["ts"] for e in map(json.loads, whole) if e["path"].endswith("client-billing-1b7e.log")}
     s = {}
-    for e in map(_json.loads, split):
+    for e in map(json.loads, split):
         if Path(e["path"]).name.startswith("client-billing.log"):
             first = next(start for p, start in segs if p.name == Path(e["path"]).name)
             s[(e["line"] + first - 1, e["event"])] = e["ts"]
@@ -251,14 +256,11 @@ def test_an_empty_current_segment_keeps_the_log_s_layout(cli, tmp_path):
     src = src_dir / "pulsar-broker-1.2020-06-01.log"
     (tmp_path / "pulsar-broker-1.log.1").write_text(src.read_text())
     (tmp_path / "pulsar-broker-1.log").write_text("")
-    rest = [f for f in src_dir.iterdir() if f != src]
-    for f in rest:
-        shutil.copy(f, tmp_path / f.name)
+    _copy_others(src_dir, src, tmp_path)
     one = tmp_path / "one"
     one.mkdir()
     shutil.copy(src, one / "pulsar-broker-1.log")
-    for f in rest:
-        shutil.copy(f, one / f.name)
+    _copy_others(src_dir, src, one)
     date = ["--date", "pulsar-broker-1.log*=2020-06-01"]
     split = cli("analyze", tmp_path, "--tz", "UTC", *date, "--format", "json").json()
     whole = cli("analyze", one, "--tz", "UTC", *date, "--format", "json").json()

@@ -12,7 +12,7 @@ import re
 import polars as pl
 
 from logsleuth.detectors._kafka_model import Model
-from logsleuth.detectors.base import evidence, safe
+from logsleuth.detectors.base import evidence, plural, safe
 from logsleuth.findings import Evidence
 
 REFERENCES = [
@@ -67,10 +67,6 @@ def retry_summary(ep: dict) -> str:
     if not items:
         return "no produce retries"
     return plural(ep["retries"], "produce retry", "produce retries") + " (" + ", ".join(f"{safe(x['error'])} ×{x['n']}" for x in items) + ")"
-
-
-def plural(n: int, one: str, many: str | None = None) -> str:
-    return f"{n} {one if n == 1 else (many or one + 's')}"
 
 
 def connection_failures(ep: dict) -> str:

@@ -16,7 +16,7 @@ import datetime as dt
 
 import polars as pl
 
-from logsleuth.detectors.base import evidence, fmt_duration, fmt_time, rows, safe
+from logsleuth.detectors.base import evidence, fmt_duration, fmt_time, ordered_evidence, rows, safe
 from logsleuth.findings import Finding
 
 TEXT = "present on the connection"  # 'already present on …' and 3.x 'already failed to register present on …'
@@ -136,8 +136,7 @@ def _finding(members: list[dict], end: dt.datetime | None, references: list[str]
             evid.append(evidence(s["closed_row"], "the broker closed producers on this connection (what a bundle unload or topic move does)"))
         evid.append(evidence(s["first_row"], f"first rejection of {_name(s)}"))
         evid.append(evidence(s["last_row"], f"last rejection ({s['attempts']} in all)" + (", still failing when the log ends" if resolved is None else "")))
-    seen: set = set()
-    evid = [e for e in sorted(evid, key=lambda e: (e.ts is None, e.ts, e.line)) if not ((e.path, e.line) in seen or seen.add((e.path, e.line)))]
+    evid = ordered_evidence(evid)
     n = len(members)
     still = [x for x in subjects if x["still_stuck"]]
     first = min(s["first"] for s in members)

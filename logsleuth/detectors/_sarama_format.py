@@ -1,5 +1,5 @@
 """How sarama.retry-redial-stall shows a setting (``fmt_setting``: Net.DialTimeout=5s, Producer.Retry.Max=1),
-a number of seconds (``fmt_s``) and a count of things (``plural``).
+and a number of seconds (``fmt_s``); counts use ``base.plural``.
 """
 
 from __future__ import annotations
@@ -25,5 +25,3 @@ def fmt_s(v: float | None, coarse: bool = False) -> str:
     return f"{v:.1f} s" if v < 1000 else f"{v:.0f} s"
 
 
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")

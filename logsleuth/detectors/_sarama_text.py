@@ -8,9 +8,9 @@ from __future__ import annotations
 from logsleuth.detectors._sarama_budget import Timing
 from logsleuth.detectors._sarama_chain import _first_line, _has
 from logsleuth.detectors._sarama_compare import Comparison
-from logsleuth.detectors._sarama_format import fmt_s, fmt_setting, plural
+from logsleuth.detectors._sarama_format import fmt_s, fmt_setting
 from logsleuth.detectors._sarama_incident import Incident
-from logsleuth.detectors.base import line_ref, safe
+from logsleuth.detectors.base import line_ref, plural, safe
 
 # what the error of the first wait says, and so which wait it was (reference §C.3: "The error text
 # ('read tcp' vs 'write tcp' vs 'dial tcp') tells which")
@@ -279,7 +279,7 @@ def remediation(inc: Incident, t: Timing, cmp: Comparison, longest_next: float |
     elif kind == "blackhole" and several:
         if retry_levels_seen:
             rem.append(
-                f"This log shows {len(retry_levels_seen)} producer {'retry' if len(retry_levels_seen) == 1 else 'retries'} ([retrying-{retry_levels_seen[0]}]"
+                f"This log shows {plural(len(retry_levels_seen), 'producer retry', 'producer retries')} ([retrying-{retry_levels_seen[0]}]"
                 + (f" … [retrying-{retry_levels_seen[-1]}]" if len(retry_levels_seen) > 1 else "")
                 + ") before the error. With several brokers a retry's leader lookup can be answered by a live broker, so the "
                 "single-broker measurement (a failed metadata refresh fails the message at once) need not hold: each retry may "

@@ -172,6 +172,24 @@ def fmt_time(t: dt.datetime | None) -> str:
     return t.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def plural(n: int, one: str, many: str | None = None) -> str:
+    """'1 batch', '3 batches' (``many`` when the plural is not ``one`` + 's')."""
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def ordered_evidence(evid: list[Evidence], once: bool = True) -> list[Evidence]:
+    """A finding's evidence in time order (lines without a time last), each file line once (or,
+    ``once=False``, as often as it was quoted: one JSON line can hold a record and its stack trace,
+    each quoted for its own reason)."""
+    seen: set = set()
+    out = []
+    for e in sorted(evid, key=lambda e: (e.ts is None, e.ts, e.path, e.line)):
+        if not once or (e.path, e.line) not in seen:
+            seen.add((e.path, e.line))
+            out.append(e)
+    return out
+
+
 def fmt_duration(seconds: float | None) -> str:
     if seconds is None:
         return "unknown"

@@ -18,7 +18,7 @@ import polars as pl
 
 from logsleuth.detectors import _kafka_model as km
 from logsleuth.detectors import _kafka_text as kt
-from logsleuth.detectors.base import Context, Detector, fmt_duration, fmt_time, safe
+from logsleuth.detectors.base import Context, Detector, fmt_duration, fmt_time, ordered_evidence, safe
 from logsleuth.findings import Finding
 
 BUFFER_TEXT = r"Failed to allocate (?:memory|\d+ bytes) within the configured max blocking time"
@@ -85,7 +85,7 @@ def _finding(m: km.Model, r: dict, ep: dict | None, loss: dict, scope: str | Non
     avail = f", {r['available_min']:,} bytes free" if r["available_min"] is not None else ""
     block = f"max.block.ms = {mb} ms" if mb is not None else "max.block.ms"
     story = (
-        f"send() failed {n} time{'s' if n != 1 else ''} in {safe(path)} between {fmt_time(r['first_seen'])} and "
+        f"send() failed {kt.plural(n, 'time')} in {safe(path)} between {fmt_time(r['first_seen'])} and "
         f"{fmt_time(r['last_seen'])} with {safe(exc)}: the producer's buffer ({mem}{avail}) stayed full for the whole "
         f"{block}, so send() gave up. These records were never accepted by the producer: not delivered unless the "
         "application retried them."
@@ -188,7 +188,7 @@ def _finding(m: km.Model, r: dict, ep: dict | None, loss: dict, scope: str | Non
         "last_seen": r["last_seen"],
         "expired_records": expired,
     }
-    evid.sort(key=lambda e: (e.ts is None, e.ts, e.line))
+    evid = ordered_evidence(evid)
     return Finding(
         id="kafka.buffer-exhausted",
         severity="high",

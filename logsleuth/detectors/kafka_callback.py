@@ -16,7 +16,7 @@ import polars as pl
 
 from logsleuth.detectors import _kafka_model as km
 from logsleuth.detectors import _kafka_text as kt
-from logsleuth.detectors.base import Context, Detector, evidence, fmt_time, safe
+from logsleuth.detectors.base import Context, Detector, evidence, fmt_time, ordered_evidence, safe
 from logsleuth.findings import Evidence, Finding
 
 # packages that are not the application: a frame in them is never the culprit
@@ -110,8 +110,8 @@ def _finding(path: str, subj: pl.DataFrame, firsts: pl.DataFrame, all_cb: pl.Dat
     who = f"producer {safe(clients[0])} in {safe(path)}" if len(clients) == 1 else safe(path)
 
     story = (
-        f"The application's own send callback threw {total} time{'s' if total != 1 else ''} in {who} between "
-        f"{fmt_time(first)} and {fmt_time(last)} ({exc_txt}) on {len(tps)} partition{'s' if len(tps) != 1 else ''} "
+        f"The application's own send callback threw {kt.plural(total, 'time')} in {who} between "
+        f"{fmt_time(first)} and {fmt_time(last)} ({exc_txt}) on {kt.plural(len(tps), 'partition')} "
         f"({', '.join(safe(t) for t in tps[:6])}{' …' if len(tps) > 6 else ''})."
     )
     if culprits:
@@ -166,7 +166,7 @@ def _finding(path: str, subj: pl.DataFrame, firsts: pl.DataFrame, all_cb: pl.Dat
         evid.append(evidence(r, f"first {r['exception'].rsplit('.', 1)[-1]} on {r['topic_partition']}"))
         if r.get("culprit_frame"):
             evid.append(kt.quote(r, r"^\s*at (?:[\w.$-]+/)?" + re.escape(r["culprit_frame"]), f"culprit frame: {r['culprit']}"))
-    evid.sort(key=lambda e: (e.ts is None, e.ts, e.line))
+    evid = ordered_evidence(evid, once=False)
 
     subjects = [
         {

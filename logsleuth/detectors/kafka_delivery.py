@@ -16,7 +16,7 @@ import polars as pl
 
 from logsleuth.detectors import _kafka_model as km
 from logsleuth.detectors import _kafka_text as kt
-from logsleuth.detectors.base import Context, Detector, fmt_duration, fmt_time, safe
+from logsleuth.detectors.base import Context, Detector, fmt_duration, fmt_time, ordered_evidence, safe
 from logsleuth.findings import Evidence, Finding
 
 EXPIRY_TEXT = r"Expiring \d+ record\(s\) for"
@@ -269,7 +269,7 @@ def _finding(ctx: Context, m: km.Model, path: str, ep: dict | None, tps: pl.Data
         evid.append(kt.quote(r["first_row"], EXPIRY_TEXT, f"first expired batch of {r['topic_partition']}"))
         if r["last_row"] and (r["last_row"].get("file"), int(r["last_row"]["line"])) != (r["first_row"].get("file"), int(r["first_row"]["line"])):
             evid.append(kt.quote(r["last_row"], EXPIRY_TEXT, f"last expiry of {r['topic_partition']}"))
-    evid.sort(key=lambda e: (e.ts is None, e.ts, e.line))
+    evid = ordered_evidence(evid)
 
     client = ep.get("client") if ep else None
     subjects = [

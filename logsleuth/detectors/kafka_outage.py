@@ -17,7 +17,7 @@ from logsleuth.detectors._kafka_text import (
     LEGACY_REFERENCE, REFERENCES, cause_of, client_label, connection_failures, episode_facts, episode_quotes,
     lost_text, node_label, plural, quote,
 )
-from logsleuth.detectors.base import Context, Detector, evidence, fmt_duration, fmt_time, safe
+from logsleuth.detectors.base import Context, Detector, evidence, fmt_duration, fmt_time, ordered_evidence, safe
 from logsleuth.findings import Finding
 
 SHORT_BLIP = dt.timedelta(seconds=10)
@@ -312,7 +312,7 @@ def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
             evid.append(quote(rows_[-1], METADATA_TEXT, "last send() that failed waiting for metadata"))
     for r in refused.head(1).iter_rows(named=True):
         evid.append(evidence(r, "sends to these topics fail"))
-    evid.sort(key=lambda e: (e.ts is None, e.ts, e.line))
+    evid = ordered_evidence(evid)
     first_seen, last_seen = ep["from"], ep["to"]
     subject = {
         "path": ep["path"],

@@ -20,7 +20,7 @@ import datetime as dt
 import polars as pl
 
 from logsleuth.detectors._pulsar_client_only import stuck_on_client
-from logsleuth.detectors.base import Context, Detector, evidence, fmt_duration, fmt_time, rows, safe, segment_of, line_ref
+from logsleuth.detectors.base import Context, Detector, evidence, fmt_duration, fmt_time, line_ref, ordered_evidence, rows, safe, segment_of
 from logsleuth.findings import Evidence, Finding
 
 MIN_ATTEMPTS = 3
@@ -383,10 +383,7 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
                 ok, why = cov.covers(s["first"], s["last"])
                 if not ok:
                     gaps.append(f"- the client log does not cover the whole stuck period: {safe(why)}")
-    evid.sort(key=lambda e: (e.ts or dt.datetime.max.replace(tzinfo=dt.timezone.utc), e.path, e.line))
-    # dedupe (two producers can share the cause lines)
-    seen: set = set()
-    evid = [e for e in evid if not ((e.path, e.line) in seen or seen.add((e.path, e.line)))]
+    evid = ordered_evidence(evid)  # two producers can share the cause lines
 
     n = len(members)
     have_creating = sum(1 for s in members if s["creating"])
@@ -571,7 +568,9 @@ def _recovered_in_same_unload(ev: pl.DataFrame, cause: dict, members: list[dict]
         & pl.col("ts").is_between(cause["at"], cause["at"] + dt.timedelta(minutes=5))
         & pl.col("topic").str.contains("://" + ns + "/", literal=True)
     )
-    return sum(1 for r in win.select("path", "connection", "producer_id").iter_rows() if r not in stuck)
+    keys = win.select("path", "connection", "producer_id")
+    stuck_keys = pl.DataFrame(list(stuck), schema=keys.schema, orient="row")
+    return keys.join(stuck_keys, on=keys.columns, how="anti", nulls_equal=True).height
 
 
 def _who(s: dict, short: bool = False) -> str:

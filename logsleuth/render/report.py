@@ -13,7 +13,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from logsleuth import __version__
+from logsleuth import __version__, rotation
 from logsleuth.analysis import Analysis
 from logsleuth.findings import SEVERITIES, Finding
 from logsleuth.render.safe import one_line, visible
@@ -58,18 +58,27 @@ def input_rows(a: Analysis) -> list[list[str]]:
     return out
 
 
+def clock_notes(inputs: list, logs: dict) -> dict[str, str]:
+    """{input: '<input>: clock …'} for every input whose skew was looked at; a rotated log's
+    segments share one estimate, so it is said once, for the log."""
+    later = {seg for seg, log in rotation.log_of(logs).items() if seg != log}
+    return {
+        r.name: f"{visible(r.name)}: clock {r.clock_skew.describe()}"
+        for r in inputs
+        if r.clock_skew is not None and r.clock_skew.status != "no counterpart" and r.name not in later
+    }
+
+
 def notes(a: Analysis) -> list[str]:
     out = []
-    # a rotated log's segments share one clock estimate: say it once, for the log
-    other_segments = {seg for log, segs in a.logs.items() for seg in segs if seg != log}
+    clock = clock_notes(a.inputs, a.logs)
     for r in a.inputs:
         for n in r.stats.notes:
             out.append(f"{visible(r.name)}: {visible(n)}")
         if r.stats.replaced_bytes:
             out.append(f"{visible(r.name)}: {r.stats.replaced_bytes} bytes were not valid text and were replaced")
-        sk = r.clock_skew
-        if sk is not None and sk.status != "no counterpart" and r.name not in other_segments:
-            out.append(f"{visible(r.name)}: clock {sk.describe()}")
+        if r.name in clock:
+            out.append(clock[r.name])
         if r.date_source and "modification time" in r.date_source or r.date_source.startswith("today"):
             out.append(f"{visible(r.name)}: time-only stamps dated by {r.date_source}; give --date if that is wrong")
     for log, segments in a.logs.items():
