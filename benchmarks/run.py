@@ -29,8 +29,8 @@ ROOT = HERE.parent
 
 def literals() -> list[str]:
     sys.path.insert(0, str(ROOT))
-    from logsleuth.matcher import Matcher
-    from logsleuth.packs import load_packs
+    from logsleuth.recognise.matcher import Matcher
+    from logsleuth.recognise.packs import load_packs
 
     return Matcher(load_packs())._cs
 

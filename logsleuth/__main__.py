@@ -1,3 +1,3 @@
-from logsleuth.cli import main
+from logsleuth.cli.app import main
 
 main()

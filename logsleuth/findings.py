@@ -1,84 +1,65 @@
-"""Findings: what a detector concludes, with the evidence that proves it.
-
-A finding names a root cause in plain words, the entities it affected (*subjects*), the event it
-links them to (*cause*), how sure it is and why (*confidence* and its reasons), the lines a human
-would quote in a postmortem (*evidence*: path, line, text), what to do (*remediation*), where to
-read more (*references*), and the hypotheses the detector checked and rejected (*ruled_out*).
-The JSON form is the machine contract documented in docs/json.md.
-"""
+"""The findings of one run: every detector's findings ranked (worst first), kept to the
+``--since/--until`` window, checked against ``--fail-on``, with the inputs and events they came from
+(``Analysis``, what every renderer reads)."""
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Any
 
-from logsleuth.timeparse import iso_utc
+import polars as pl
 
-SEVERITIES = ("critical", "high", "medium", "low", "info")
-SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}  # 0 is the worst
-
-
-@dataclass
-class Evidence:
-    path: str
-    line: int
-    text: str
-    ts: dt.datetime | None = None
-    note: str = ""  # why this line is quoted ("the unload", "first rejected retry", ...)
-
-    def to_json(self) -> dict:
-        d: dict[str, Any] = {"path": self.path, "line": self.line, "text": self.text, "ts": iso_utc(self.ts)}
-        if self.note:
-            d["note"] = self.note
-        return d
+from logsleuth.detectors.finding import SEVERITY_RANK, Finding
+from logsleuth.ingest.inputs import InputReport
 
 
 @dataclass
-class Finding:
-    id: str
-    severity: str
-    title: str
-    root_cause: str
-    confidence: float
-    confidence_reasons: list[str] = field(default_factory=list)
-    first_seen: dt.datetime | None = None
-    last_seen: dt.datetime | None = None
-    subjects: list[dict] = field(default_factory=list)
-    cause: dict | None = None
-    evidence: list[Evidence] = field(default_factory=list)
-    remediation: list[str] = field(default_factory=list)
-    references: list[str] = field(default_factory=list)
-    ruled_out: list[str] = field(default_factory=list)
-    details: dict = field(default_factory=dict)  # detector-specific extras (budget tables, counts)
-
-    def __post_init__(self) -> None:
-        if self.severity not in SEVERITY_RANK:
-            raise ValueError(f"unknown severity {self.severity!r}")
-        self.confidence = max(0.0, min(1.0, round(float(self.confidence), 2)))
+class Analysis:
+    inputs: list[InputReport]
+    events: pl.DataFrame
+    findings: list[Finding]
+    since: dt.datetime | None = None
+    until: dt.datetime | None = None
+    options: dict = field(default_factory=dict)
+    changes: list = field(default_factory=list)  # templates.Change: what else changed
+    window: tuple | None = None  # (incident window, baseline window) the changes compare
+    templates_counted: bool = False
+    logs: dict = field(default_factory=dict)  # rotated log -> its segments, oldest first (rotation.group)
 
     @property
-    def rank_key(self) -> tuple:
-        return (SEVERITY_RANK[self.severity], -self.confidence, self.first_seen or dt.datetime.max.replace(tzinfo=dt.timezone.utc))
+    def span(self) -> tuple[dt.datetime | None, dt.datetime | None]:
+        firsts = [r.first_ts for r in self.inputs if r.first_ts is not None]
+        lasts = [r.last_ts for r in self.inputs if r.last_ts is not None]
+        return (min(firsts) if firsts else None, max(lasts) if lasts else None)
 
-    def to_json(self) -> dict:
-        return {
-            "id": self.id,
-            "severity": self.severity,
-            "title": self.title,
-            "root_cause": self.root_cause,
-            "confidence": self.confidence,
-            "confidence_reasons": list(self.confidence_reasons),
-            "first_seen": iso_utc(self.first_seen),
-            "last_seen": iso_utc(self.last_seen),
-            "subjects": [_jsonable(s) for s in self.subjects],
-            "cause": _jsonable(self.cause) if self.cause is not None else None,
-            "evidence": [e.to_json() for e in self.evidence],
-            "remediation": list(self.remediation),
-            "references": list(self.references),
-            "ruled_out": list(self.ruled_out),
-            "details": _jsonable(self.details),
-        }
+    @property
+    def lines(self) -> int:
+        return sum(r.lines for r in self.inputs)
+
+    @property
+    def records(self) -> int:
+        return sum(r.records for r in self.inputs)
+
+    def spans_by_path(self) -> dict:
+        return {r.name: (r.first_ts, r.last_ts) for r in self.inputs if r.first_ts and r.last_ts}
+
+    def log_inputs(self) -> list[InputReport]:
+        """One report per log: the segments of a rotated log merged into one (detectors/base.merged)."""
+        from logsleuth.detectors.base import merged
+
+        reps = {r.name: r for r in self.inputs}
+        grouped = {s for segs in self.logs.values() for s in segs}
+        out = [r for r in self.inputs if r.name not in grouped]
+        for log, segs in self.logs.items():
+            live = [reps[s] for s in segs if s in reps and not reps[s].skipped_input]
+            if live:
+                out.append(merged(live, reps.get(log) or live[-1]))
+        return out
+
+    def events_by_file(self) -> dict[str, int]:
+        if self.events.height == 0:
+            return {}
+        return {str(k): v for k, v in self.events.group_by("file").len().iter_rows()}
 
 
 def at_or_above(severity: str, threshold: str) -> bool:
@@ -89,13 +70,12 @@ def rank(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: f.rank_key)
 
 
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, dt.datetime):
-        return iso_utc(v)
-    if isinstance(v, dict):
-        return {k: _jsonable(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_jsonable(x) for x in v]
-    if isinstance(v, float):
-        return round(v, 3)
-    return v
+def overlaps(f: Finding, since: dt.datetime | None, until: dt.datetime | None) -> bool:
+    """A finding belongs to the window when what it tells was going on in it (no times: kept)."""
+    first, last = f.first_seen, f.last_seen or f.first_seen
+    for x in f.subjects:  # a producer still stuck at the end is stuck after its last line too
+        if x.get("still_stuck"):
+            last = None
+    if since is not None and last is not None and last < since:
+        return False
+    return not (until is not None and first is not None and first > until)

@@ -25,13 +25,13 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from logsleuth import envelopes
+from logsleuth.ingest import envelopes
 from logsleuth.errors import LogsleuthError, PackError, PatternError
-from logsleuth.layouts.catalog import from_conversion
-from logsleuth.layouts.convpattern import compile_pattern
-from logsleuth.layouts.datefmt import NAMED_FORMATS, compile_date
-from logsleuth.packs import check_regexes, load_pack, load_vocabulary
-from logsleuth.timeparse import FileClock, parse_when, stamp_expr
+from logsleuth.ingest.layouts.catalog import from_conversion
+from logsleuth.ingest.layouts.convpattern import compile_pattern
+from logsleuth.ingest.layouts.datefmt import NAMED_FORMATS, compile_date
+from logsleuth.recognise.packs import check_regexes, load_pack, load_vocabulary
+from logsleuth.ingest.timeparse import FileClock, parse_when, stamp_expr
 
 # LOGSLEUTH_FUZZ_EXAMPLES=5000 for a longer hunt than CI affords
 FUZZ = settings(max_examples=int(os.environ.get("LOGSLEUTH_FUZZ_EXAMPLES", "150")), deadline=None, suppress_health_check=list(HealthCheck))

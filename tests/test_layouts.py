@@ -9,10 +9,10 @@ import polars as pl
 import pytest
 
 from logsleuth.errors import PatternError
-from logsleuth.layouts.catalog import builtin_layouts, from_conversion
-from logsleuth.layouts.detect import detect
-from logsleuth.records import full_regex
-from logsleuth.timeparse import stamp_expr
+from logsleuth.ingest.layouts.catalog import builtin_layouts, from_conversion
+from logsleuth.ingest.layouts.detect import detect
+from logsleuth.ingest.records import full_regex
+from logsleuth.ingest.timeparse import stamp_expr
 
 LAYOUTS = list(builtin_layouts())
 SAMPLES = [(lay, i, s) for lay in LAYOUTS for i, s in enumerate(lay.samples)]

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from logsleuth.packcheck import check_pattern_samples
-from logsleuth.packs import load_packs
+from logsleuth.recognise.packcheck import check_pattern_samples
+from logsleuth.recognise.packs import load_packs
 
 PACKS = load_packs()
 PATTERNS = PACKS.patterns

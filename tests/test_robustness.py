@@ -153,7 +153,7 @@ def _unprivileged(tmp_path: Path) -> list[str] | None:
         ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"],
         ["runuser", "-u", "nobody", "--"],
     ]
-    code = f"import logsleuth.cli; open({str(probe)!r}).read()"
+    code = f"import logsleuth.cli.app; open({str(probe)!r}).read()"
     for prefix in tries:
         if shutil.which(prefix[0]) is None:
             continue
@@ -630,11 +630,11 @@ def test_markdown_renderer_escapes_every_field():
 
     import polars as pl
 
-    from logsleuth.analysis import Analysis
-    from logsleuth.findings import Evidence, Finding
-    from logsleuth.reader import InputReport
+    from logsleuth.findings import Analysis
+    from logsleuth.detectors.finding import Evidence, Finding
+    from logsleuth.ingest.inputs import InputReport
     from logsleuth.render.markdown import document
-    from logsleuth.sources import ReadStats
+    from logsleuth.ingest.stats import ReadStats
 
     evil = "1. [bold]x[/bold] <b>html</b> *em* _u_ `code` | $m$ ~s~ \x1b[2J\u202e\n# heading"
     t = dt.datetime(2024, 5, 2, tzinfo=dt.timezone.utc)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SAMPLES
-from logsleuth.rotation import group, parse
+from logsleuth.ingest.rotation import group, parse
 
 # ----------------------------------------------------------------------------- grouping (pure)
 

@@ -285,8 +285,8 @@ def test_without_application_lines_the_start_is_estimated():
 
 
 def test_model_matches_the_measured_table():
-    from logsleuth.detectors.sarama_config import DEFAULTS
-    from logsleuth.detectors._sarama_model import model_seconds
+    from logsleuth.detectors.sarama.config import DEFAULTS
+    from logsleuth.detectors.sarama.model import model_seconds
 
     kinds = {"close": "refused", "blackhole": "blackhole", "mute": "silent"}
     for kind, rmax, dial, read, took, _ in gen.MEASURED:

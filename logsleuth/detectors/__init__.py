@@ -1,5 +1,10 @@
-"""Detectors: every module of this package that defines ``DETECTOR`` is one (found automatically,
-so adding a detector touches no shared file). Order: by module name."""
+"""Detectors: from the events table on one timeline to findings.
+
+One package per system (``pulsar/``, ``kafka/``, ``sarama/``) holds that system's diagnoses and
+their parts; ``base.py`` is what every detector gets (``Context``) and the helpers they share,
+``finding.py`` what they give (``Finding``, ``Evidence``). Every module of a system package that
+defines ``DETECTOR`` is a detector (found automatically, so adding one touches no shared file).
+Order: by system, then module name."""
 
 from __future__ import annotations
 
@@ -8,18 +13,19 @@ import pkgutil
 
 from logsleuth.detectors.base import Context, Detector
 from logsleuth.errors import LogsleuthError
-from logsleuth.findings import Finding, rank
+from logsleuth.detectors.finding import Finding
 
 
 def all_detectors() -> list[Detector]:
     found: list[Detector] = []
-    for mod in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if mod.name.startswith("_") or mod.name == "base":
-            continue
-        module = importlib.import_module(f"{__name__}.{mod.name}")
-        det = getattr(module, "DETECTOR", None)
-        if isinstance(det, Detector):
-            found.append(det)
+    systems = sorted((m.name for m in pkgutil.iter_modules(__path__) if m.ispkg), key=str)
+    for system in systems:
+        package = importlib.import_module(f"{__name__}.{system}")
+        for mod in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+            module = importlib.import_module(f"{package.__name__}.{mod.name}")
+            det = getattr(module, "DETECTOR", None)
+            if isinstance(det, Detector):
+                found.append(det)
     return found
 
 
@@ -44,4 +50,4 @@ def run_all(ctx: Context, only: list[str] | None = None) -> list[Finding]:
         if only and not _chosen(det, only):
             continue
         findings.extend(det.run(ctx))
-    return rank(findings)
+    return findings

@@ -15,12 +15,12 @@ from typing import Callable
 
 import polars as pl
 
-from logsleuth.findings import Evidence, Finding
-from logsleuth.coverage import Coverage
-from logsleuth.coverage import compute as compute_coverage
-from logsleuth.links import Links
-from logsleuth.reader import InputReport, ReadOptions
-from logsleuth.render.safe import visible
+from logsleuth.detectors.finding import Evidence, Finding
+from logsleuth.ingest.coverage import Coverage
+from logsleuth.ingest.coverage import compute as compute_coverage
+from logsleuth.timeline.links import Links
+from logsleuth.ingest.inputs import InputReport, ReadOptions
+from logsleuth.safe import visible
 
 
 @dataclass
@@ -63,11 +63,11 @@ class Context:
         and cached: for detectors that need the lines no pattern matched (e.g. the application's
         last successful send before a stall). Costs a full read of those files."""
         if path not in self._records:
-            from logsleuth.events import file_enum
-            from logsleuth.reader import read_source
-            from logsleuth.sources import Source
+            from logsleuth.recognise.events import file_enum
+            from logsleuth.ingest.reader import read_source
+            from logsleuth.ingest.sources import Source
 
-            from logsleuth.reader import _empty_records
+            from logsleuth.ingest.reader import _empty_records
 
             files = self.segments(path)
             reps = {r.name: r for r in self.inputs}

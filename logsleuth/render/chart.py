@@ -12,9 +12,9 @@ from __future__ import annotations
 import datetime as dt
 import io
 
-from logsleuth.analysis import Analysis
-from logsleuth.findings import SEVERITY_RANK
-from logsleuth.timeline import bucket_label, histogram
+from logsleuth.findings import Analysis
+from logsleuth.detectors.finding import SEVERITY_RANK
+from logsleuth.timeline.histogram import bucket_label, histogram
 
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 SHADE = {"critical": "#d62728", "high": "#ff7f0e", "medium": "#bcbd22", "low": "#17becf", "info": "#cccccc"}

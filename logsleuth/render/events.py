@@ -15,10 +15,10 @@ import polars as pl
 from rich.table import Table
 from rich.text import Text
 
-from logsleuth.packs import PackSet
+from logsleuth.recognise.packs import PackSet
 from logsleuth.render.console import is_terminal, stdout_console
-from logsleuth.render.safe import json_visible, one_line, visible
-from logsleuth.timeparse import iso_utc
+from logsleuth.safe import json_visible, one_line, visible
+from logsleuth.ingest.timeparse import iso_utc
 
 BASE = ["path", "line", "line_end", "ts", "system", "component", "event", "pattern", "severity", "level", "logger", "thread", "host"]
 

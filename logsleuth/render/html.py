@@ -7,13 +7,13 @@ import datetime as dt
 from html import escape
 
 from logsleuth import __version__
-from logsleuth.analysis import Analysis
-from logsleuth.findings import Finding
+from logsleuth.findings import Analysis
+from logsleuth.detectors.finding import Finding
 from logsleuth.render import chart
 from logsleuth.render.report import _cell, _t, closing, coverage_notes, headline, input_rows, notes, subject_columns
-from logsleuth.render.safe import EVIDENCE_CHARS, one_line, visible
+from logsleuth.safe import EVIDENCE_CHARS, one_line, visible
 from logsleuth.render.timeline import spark
-from logsleuth.timeline import histogram
+from logsleuth.timeline.histogram import histogram
 
 CSS = """
 body{font:14px/1.45 -apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}

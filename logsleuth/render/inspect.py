@@ -9,10 +9,10 @@ from rich.table import Table
 from rich.text import Text
 
 from logsleuth import __version__
-from logsleuth.reader import InputReport, input_json
+from logsleuth.ingest.inputs import InputReport, input_json
 from logsleuth.render.console import stdout_console
-from logsleuth.render.safe import visible
-from logsleuth.timeparse import iso_utc
+from logsleuth.safe import visible
+from logsleuth.ingest.timeparse import iso_utc
 
 
 def json_out(reports: list[InputReport]) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 from logsleuth import __version__
-from logsleuth.analysis import Analysis
-from logsleuth.reader import input_json
-from logsleuth.timeparse import iso_utc
+from logsleuth.findings import Analysis
+from logsleuth.ingest.inputs import input_json
+from logsleuth.ingest.timeparse import iso_utc
 
 
 def document(a: Analysis) -> dict:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 
-from logsleuth.analysis import Analysis
-from logsleuth.findings import Finding
+from logsleuth.findings import Analysis
+from logsleuth.detectors.finding import Finding
 from logsleuth.render.report import _cell, _t, closing, coverage_notes, headline, input_rows, notes, subject_columns
-from logsleuth.render.safe import EVIDENCE_CHARS, one_line, visible
+from logsleuth.safe import EVIDENCE_CHARS, one_line, visible
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~$])")  # $: GitHub renders $...$ as math
 _LINE_START = re.compile(r"^([#>+=-])")
@@ -46,7 +46,7 @@ def document(a: Analysis, title: str = "Incident analysis", image: str | None = 
         out += ["## Timeline", "", f"![events per minute with the causes marked]({image})", ""]
     elif a.templates_counted:
         from logsleuth.render.timeline import spark
-        from logsleuth.timeline import histogram
+        from logsleuth.timeline.histogram import histogram
 
         h = histogram(a.events, top=10)
         if h is not None:

@@ -7,9 +7,9 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
-from logsleuth.packs import Field, PackSet, Pattern
+from logsleuth.recognise.packs import Field, PackSet, Pattern
 from logsleuth.render.console import stdout_console
-from logsleuth.render.safe import visible
+from logsleuth.safe import visible
 
 
 def listing(packs: PackSet) -> None:

@@ -8,7 +8,7 @@ import sys
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
 from logsleuth.render.console import stderr_console
-from logsleuth.render.safe import visible
+from logsleuth.safe import visible
 
 PROGRESS_MIN_BYTES = 50 * 1024 * 1024
 

@@ -13,11 +13,12 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from logsleuth import __version__, rotation
-from logsleuth.analysis import Analysis
-from logsleuth.findings import SEVERITIES, Finding
-from logsleuth.render.safe import one_line, visible
-from logsleuth.timeparse import iso_utc
+from logsleuth import __version__
+from logsleuth.ingest import rotation
+from logsleuth.findings import Analysis
+from logsleuth.detectors.finding import SEVERITIES, Finding
+from logsleuth.safe import one_line, visible
+from logsleuth.ingest.timeparse import iso_utc
 
 SEV_STYLE = {"critical": "bold white on red", "high": "bold red", "medium": "yellow", "low": "cyan", "info": "dim"}
 MAX_EVIDENCE = 12
@@ -96,7 +97,7 @@ def notes(a: Analysis) -> list[str]:
 
 def coverage_notes(a: Analysis) -> list[str]:
     """Gaps and missing levels per input (logsleuth/coverage.py)."""
-    from logsleuth.coverage import compute
+    from logsleuth.ingest.coverage import compute
 
     out = []
     for r in a.log_inputs():

@@ -6,9 +6,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from logsleuth.analysis import Analysis
+from logsleuth.findings import Analysis
 from logsleuth.render.report import _t
-from logsleuth.render.safe import one_line, visible
+from logsleuth.safe import one_line, visible
 
 
 def table(a: Analysis, con: Console) -> None:

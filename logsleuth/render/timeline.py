@@ -11,9 +11,9 @@ from rich.table import Table
 from rich.text import Text
 
 from logsleuth.render.console import stdout_console
-from logsleuth.render.safe import one_line, visible
-from logsleuth.timeline import Histogram, bucket_label
-from logsleuth.timeparse import iso_utc
+from logsleuth.safe import one_line, visible
+from logsleuth.timeline.histogram import Histogram, bucket_label
+from logsleuth.ingest.timeparse import iso_utc
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 

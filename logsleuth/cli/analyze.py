@@ -1,0 +1,158 @@
+"""``logsleuth analyze`` and ``logsleuth report``: the root cause, on a terminal, for pipes, or as a
+postmortem."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from logsleuth.cli.options import (
+    _FORMAT_BY_SUFFIX, AnalyzeFormat, DateOpt, LayoutOpt, LayoutPatternOpt, Paths, PatternsOpt, Severity, SinceOpt,
+    SkewMode, SkewOpt, TzOpt, UntilOpt, _incident_window, read_options,
+)
+from logsleuth.errors import LogsleuthError
+
+def analyze(
+    paths: Annotated[Optional[list[str]], typer.Argument(help="Log files, directories (recursive), globs, or - for stdin.", show_default=False)] = None,
+    events_dir: Annotated[
+        Optional[Path],
+        typer.Option("--events", help="Analyse an events directory written by 'events --format parquet -o DIR' instead of reading logs."),
+    ] = None,
+    format: Annotated[
+        Optional[AnalyzeFormat],
+        typer.Option("--format", "-f", help="terminal (default on a terminal), text (default when piped), markdown, html, json. markdown and html add the chart and 'what else changed' (like 'logsleuth report')."),
+    ] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report to this file instead of stdout (markdown: the chart is written beside it as <name>.png).")] = None,
+    fail_on: Annotated[Optional[Severity], typer.Option("--fail-on", help="Exit 1 when a finding at or above this severity exists (for CI/cron).")] = None,
+    detector: Annotated[Optional[list[str]], typer.Option("--detector", "-d", help="Run only these detectors (ids or prefixes ending in *, repeatable).")] = None,
+    sarama_config: Annotated[
+        Optional[str],
+        typer.Option("--sarama-config", help="The sarama settings in use, e.g. 'Net.DialTimeout=5s,Net.ReadTimeout=3s,Producer.Retry.Max=1' (default: sarama's defaults)."),
+    ] = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    skew: SkewOpt = SkewMode.auto,
+    patterns: PatternsOpt = None,
+    tz: TzOpt = None,
+    date: DateOpt = None,
+    layout: LayoutOpt = None,
+    layout_pattern: LayoutPatternOpt = None,
+) -> None:
+    """Find the root cause: read broker and client logs together, run every detector, report findings with evidence."""
+    from logsleuth.recognise import events as ev
+    from logsleuth.analysis import analyze as run
+    from logsleuth.findings import at_or_above
+    from logsleuth.recognise.packs import load_packs
+    from logsleuth.render.console import is_terminal
+
+    from logsleuth.detectors import check_names
+
+    check_names(detector)
+    opts = read_options(tz, date, layout, layout_pattern)
+    packs = load_packs(patterns)
+    det_opts: dict = {}
+    if sarama_config:
+        from logsleuth.detectors.sarama.config import parse_sarama_config
+
+        det_opts["sarama_config"] = parse_sarama_config(sarama_config)
+    flt = ev.EventFilter(since_text=since, until_text=until, zone=opts.tz or opts.zone_for("")[0])
+    fmt = format or (_FORMAT_BY_SUFFIX.get(output.suffix.lower(), AnalyzeFormat.text) if output is not None else None)
+    fmt = fmt or (AnalyzeFormat.terminal if is_terminal() else AnalyzeFormat.text)
+    rich_report = fmt in (AnalyzeFormat.markdown, AnalyzeFormat.html)
+    stored = None
+    if events_dir is not None:
+        from logsleuth.recognise import eventstore
+
+        if paths:
+            raise LogsleuthError("give log paths or --events DIR, not both")
+        stored = eventstore.read(events_dir)
+        rich_report = False  # templates need the log lines themselves
+    elif not paths:
+        raise LogsleuthError("no input given (name files, directories, globs, - for stdin, or --events DIR)")
+    result = run(paths or [], opts, packs, flt, det_opts, detector, skew_mode=skew.value, templates=rich_report, stored=stored)
+    _emit_report(result, fmt, output)
+    if fail_on is not None and any(at_or_above(f.severity, fail_on.value) for f in result.findings):
+        raise typer.Exit(1)
+
+
+def _emit_report(result, fmt: "AnalyzeFormat", output: Path | None, title: str = "Incident analysis") -> None:
+    from logsleuth.render import json_report, markdown, report
+    from logsleuth.render.console import is_terminal, stdout_console
+
+    if fmt == AnalyzeFormat.terminal and output is None:
+        report.terminal(result, stdout_console())
+        return
+    if fmt == AnalyzeFormat.json:
+        body = json_report.dumps(result)
+        if output is None and is_terminal():  # no raw bidi/C1 controls on a terminal
+            import json as _json
+
+            body = _json.dumps(_json.loads(body), indent=2, ensure_ascii=True) + "\n"
+    elif fmt == AnalyzeFormat.markdown:
+        image = None
+        if output is not None:
+            from logsleuth.render import chart
+
+            png = chart.draw(result, "png") if chart.available() else None
+            if png:
+                img_path = output.with_suffix(".png")
+                try:
+                    img_path.write_bytes(png)
+                except OSError as e:
+                    raise LogsleuthError(f"{img_path}: cannot write ({e.strerror or e})") from None
+                image = img_path.name
+        body = markdown.document(result, title, image)
+    elif fmt == AnalyzeFormat.html:
+        from logsleuth.render import html
+
+        body = html.document(result, title)
+    else:
+        body = report.text(result)
+    if output is None:
+        sys.stdout.write(body)
+        return
+    try:
+        output.write_text(body, encoding="utf-8")
+    except OSError as e:
+        raise LogsleuthError(f"{output}: cannot write ({e.strerror or e})") from None
+    print(f"wrote {output}", file=sys.stderr)
+
+
+def report(
+    paths: Paths,
+    output: Annotated[Path, typer.Option("--output", "-o", help="incident.html (one self-contained file) or incident.md (the chart is written beside it as incident.png).")],
+    title: Annotated[str, typer.Option("--title", help="The report's title.")] = "Incident analysis",
+    around: Annotated[Optional[str], typer.Option("--around", help="The incident's time for 'what else changed' (default: where the worst finding starts).")] = None,
+    window: Annotated[str, typer.Option("--window", help="With --around: the incident window after that time (the baseline is everything before it).")] = "30m",
+    sarama_config: Annotated[Optional[str], typer.Option("--sarama-config", help="The sarama settings in use (see analyze).")] = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    skew: SkewOpt = SkewMode.auto,
+    patterns: PatternsOpt = None,
+    tz: TzOpt = None,
+    date: DateOpt = None,
+    layout: LayoutOpt = None,
+    layout_pattern: LayoutPatternOpt = None,
+) -> None:
+    """A postmortem to paste: findings with evidence, a timeline chart, what was ruled out, and what else changed."""
+    from logsleuth.recognise import events as ev
+    from logsleuth.analysis import analyze as run
+    from logsleuth.recognise.packs import load_packs
+
+    fmt = _FORMAT_BY_SUFFIX.get(output.suffix.lower())
+    if fmt not in (AnalyzeFormat.html, AnalyzeFormat.markdown):
+        raise LogsleuthError(f"{output}: the report is .html or .md (the name decides)")
+    opts = read_options(tz, date, layout, layout_pattern)
+    packs = load_packs(patterns)
+    det_opts: dict = {}
+    if sarama_config:
+        from logsleuth.detectors.sarama.config import parse_sarama_config
+
+        det_opts["sarama_config"] = parse_sarama_config(sarama_config)
+    zone = opts.tz or opts.zone_for("")[0]
+    flt = ev.EventFilter(since_text=since, until_text=until, zone=zone)
+    result = run(paths, opts, packs, flt, det_opts, skew_mode=skew.value, templates=True, window=_incident_window(around, window, zone))
+    _emit_report(result, fmt, output, title)

@@ -1,0 +1,154 @@
+"""The ``logsleuth`` command line: the app, its commands, and error handling in one place.
+
+Thin: each command module parses its options, calls the pipeline, and hands the result to a
+renderer. Heavy modules (polars, the pipeline) are imported inside the commands so ``--help`` stays
+fast. Exit codes: 0 done, 1 "nothing found" (events) or a finding at/above ``--fail-on`` (analyze),
+2 bad input or usage, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated
+
+import typer
+
+from logsleuth import __version__
+from logsleuth.cli import analyze, events, inspect, patterns, templates, timeline
+from logsleuth.errors import LogsleuthError
+
+app = typer.Typer(
+    name="logsleuth",
+    help="Log forensics for message-broker incidents (Pulsar, Kafka Java producer, sarama).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+app.command()(inspect.inspect)
+app.command()(events.events)
+app.command()(analyze.analyze)
+app.command()(analyze.report)
+app.command()(timeline.timeline)
+app.command()(templates.templates)
+app.add_typer(patterns.app, name="patterns")
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"logsleuth {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
+) -> None:
+    pass
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: every failure becomes one line on stderr and an exit code."""
+    try:  # typer >= 0.2x carries its own copy of click
+        from typer._click.exceptions import ClickException
+    except ImportError:  # pragma: no cover
+        from click.exceptions import ClickException
+
+    debug = bool(os.environ.get("LOGSLEUTH_DEBUG"))
+    if not debug:
+        _quiet_python()
+    code = 0
+    try:
+        rv = app(args=argv, standalone_mode=False, prog_name="logsleuth")
+        code = rv if isinstance(rv, int) else 0
+    except typer.Exit as e:
+        code = e.exit_code
+    except (typer.Abort, KeyboardInterrupt):
+        _ignore_sigint()
+        code = 130
+    except ClickException as e:  # usage errors: one line too, like every other error
+        ctx = getattr(e, "ctx", None)
+        if type(e).__name__ == "NoArgsIsHelpError" and ctx is not None:  # 'logsleuth' alone: the help
+            print(ctx.get_help())
+            sys.exit(0)
+        where = ctx.command_path if ctx is not None and getattr(ctx, "command_path", None) else "logsleuth"
+        print(f"logsleuth: error: {_one_line(e.format_message())} (see '{where} --help')", file=sys.stderr)
+        code = e.exit_code
+    except LogsleuthError as e:
+        print(f"logsleuth: error: {_one_line(str(e))}", file=sys.stderr)
+        code = e.exit_code
+    except BrokenPipeError:
+        _quiet_stdout()
+        code = 0
+    except SystemExit as e:
+        if not _stdout_pipe_closed():
+            raise
+        code = 0  # typer turned a broken pipe (`logsleuth events ... | head -1`) into exit 1
+    except Exception as e:  # never a traceback for the user; LOGSLEUTH_DEBUG=1 shows it
+        if debug:
+            raise
+        print(f"logsleuth: internal error: {type(e).__name__}: {_one_line(str(e))} (set LOGSLEUTH_DEBUG=1 for details)", file=sys.stderr)
+        code = 2
+    if code == 130:
+        _ignore_sigint()
+        print("logsleuth: interrupted", file=sys.stderr)
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError):
+        _quiet_stdout()
+    sys.exit(code)
+
+
+def _quiet_python() -> None:
+    """What Python itself would print besides our one line: warnings, "Exception ignored in ..."
+    (a generator closed while Ctrl-C unwinds, a flush into a closed pipe at exit), and
+    UnicodeEncodeError on a terminal whose encoding cannot show a character (escaped instead)."""
+    import warnings
+
+    warnings.simplefilter("ignore")
+    sys.unraisablehook = lambda _unraisable: None
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            pass
+
+
+def _ignore_sigint() -> None:
+    """After the first Ctrl-C, a second one (or one Polars re-raises) must not interrupt the exit."""
+    import signal
+
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except (ValueError, OSError):  # not the main thread
+        pass
+
+
+def _stdout_pipe_closed() -> bool:
+    """Was that SystemExit a broken pipe? typer/click wrap stdout in PacifyFlushWrapper, rich points
+    stdout at /dev/null before they exit 1."""
+    if type(sys.stdout).__name__ == "PacifyFlushWrapper":
+        return True
+    try:
+        out, null = os.fstat(sys.stdout.fileno()), os.stat(os.devnull)
+        return (out.st_dev, out.st_ino) == (null.st_dev, null.st_ino)
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _one_line(text: str) -> str:
+    from logsleuth.safe import visible
+
+    return visible(text.strip().splitlines()[0] if text.strip() else text)[:500]
+
+
+def _quiet_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

@@ -1,0 +1,199 @@
+"""What every command shares: the option types, the format choices, and the options turned into
+``ReadOptions`` (validated: a bad value is one line and exit 2)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from logsleuth.errors import LogsleuthError
+
+Paths = Annotated[list[str], typer.Argument(help="Log files, directories (recursive), globs, or - for stdin.", show_default=False)]
+
+
+TzOpt = Annotated[
+    Optional[list[str]],
+    typer.Option("--tz", help="Zone for stamps without an offset: an IANA name, or GLOB=ZONE for some files (repeatable). Default: this machine's zone."),
+]
+
+
+DateOpt = Annotated[
+    Optional[list[str]],
+    typer.Option("--date", help="Date of the first line of time-only logs: YYYY-MM-DD, or GLOB=YYYY-MM-DD (repeatable)."),
+]
+
+
+LayoutOpt = Annotated[Optional[str], typer.Option("--layout", help="Force a built-in layout by id (see 'logsleuth patterns layouts').")]
+
+
+LayoutPatternOpt = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--layout-pattern",
+        help="Force a log4j/logback conversion pattern, e.g. '%d{ISO8601} [%t] %-5level %logger{36} - %msg%n', "
+        "or GLOB=PATTERN for some files (repeatable; text before the first '=' is a glob only when it holds no '%').",
+    ),
+]
+
+
+PatternsOpt = Annotated[
+    Optional[list[Path]],
+    typer.Option("--patterns", help="A directory of your own *.toml packs (repeatable); a pattern id that exists already replaces the built-in one."),
+]
+
+
+SinceOpt = Annotated[Optional[str], typer.Option("--since", help="Only from this time: '2020-06-02 10:00', an ISO time, or relative to the end of the logs: '-2h', '30m ago' ('+10m': from the start).")]
+
+
+UntilOpt = Annotated[Optional[str], typer.Option("--until", help="Only up to this time (same forms as --since).")]
+
+
+class EventsFormat(str, Enum):
+    table = "table"
+    grep = "grep"
+    ndjson = "ndjson"
+    csv = "csv"
+    parquet = "parquet"
+
+
+class AnalyzeFormat(str, Enum):
+    terminal = "terminal"
+    text = "text"
+    markdown = "markdown"
+    html = "html"
+    json = "json"
+
+
+# -o FILE: the name decides the format (analyze: anything else is text; report: html or markdown only)
+_FORMAT_BY_SUFFIX = {
+    ".html": AnalyzeFormat.html, ".htm": AnalyzeFormat.html,
+    ".md": AnalyzeFormat.markdown, ".markdown": AnalyzeFormat.markdown,
+    ".json": AnalyzeFormat.json,
+}
+
+
+class SkewMode(str, Enum):
+    auto = "auto"
+    report = "report"
+    off = "off"
+
+
+SkewOpt = Annotated[
+    SkewMode,
+    typer.Option("--skew", help="Client clock skew: auto = estimate, report, and correct it when the evidence is strong; report = estimate only; off."),
+]
+
+
+class Severity(str, Enum):
+    critical = "critical"
+    high = "high"
+    medium = "medium"
+    low = "low"
+    info = "info"
+
+
+class InspectFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
+class TimelineFormat(str, Enum):
+    terminal = "terminal"
+    lines = "lines"
+    ndjson = "ndjson"
+    csv = "csv"
+    parquet = "parquet"
+
+
+def split_layout_pattern(item: str) -> tuple[str | None, str]:
+    """``GLOB=PATTERN`` -> (glob, pattern); a bare pattern -> (None, pattern). A conversion pattern
+    may hold '=' itself (``%replace{%m}{a=b}{}``, ``%highlight{..}{ERROR=red}``): the text is split
+    at its first '=' only when that '=' comes before the first '%' (a glob holds no '%'), so a
+    pattern that starts with '%' or has no '=' before its first '%' is bare. A pattern whose
+    literal text before the first '%' holds an '=' (``time=%d ...``) is given as ``*=time=%d ...``."""
+    eq = item.find("=")
+    pct = item.find("%")
+    if eq <= 0 or (pct != -1 and pct < eq):
+        return None, item
+    return item[:eq], item[eq + 1 :]
+
+
+def read_options(tz: list[str] | None, date: list[str] | None, layout: str | None, layout_pattern: list[str] | None):
+    """CLI strings -> ReadOptions (validated; errors are one line, exit 2)."""
+    import datetime as dt
+
+    from logsleuth.ingest.layouts.catalog import from_conversion, layout_by_id
+    from logsleuth.ingest.inputs import ReadOptions
+    from logsleuth.ingest.timeparse import check_zone
+
+    opts = ReadOptions()
+    for item in tz or []:
+        if "=" in item:
+            pattern, zone = item.rsplit("=", 1)
+            opts.tz_rules.append((pattern, check_zone(zone)))
+        else:
+            opts.tz = check_zone(item)
+    for item in date or []:
+        pattern, _, value = item.rpartition("=")
+        try:
+            d = dt.date.fromisoformat(value.strip())
+        except ValueError:
+            raise LogsleuthError(f"--date {item!r}: expected YYYY-MM-DD or GLOB=YYYY-MM-DD") from None
+        if pattern:
+            opts.date_rules.append((pattern, d))
+        else:
+            opts.date = d
+    bare_patterns: list[str] = []
+    pattern_rules: list[tuple[str, str]] = []
+    for item in layout_pattern or []:
+        glob, pattern = split_layout_pattern(item)
+        if glob is None:
+            bare_patterns.append(pattern)
+        else:
+            pattern_rules.append((glob, pattern))
+    if len(bare_patterns) > 1:
+        raise LogsleuthError("give one --layout-pattern for all files; for some files use --layout-pattern 'GLOB=PATTERN'")
+    if layout and bare_patterns:
+        raise LogsleuthError("give --layout or --layout-pattern, not both (--layout-pattern 'GLOB=PATTERN' can go with --layout)")
+    from logsleuth.render.progress import for_terminal
+    from logsleuth.ingest.sources import _python_handles_sigint
+
+    _python_handles_sigint()  # again: anything Polars set up since its import must not swallow Ctrl-C
+    opts.progress = for_terminal()
+    if opts.progress is not None:
+        import atexit
+
+        atexit.register(opts.progress.close)
+    if layout:
+        opts.layout = layout_by_id(layout)
+    for pattern in bare_patterns:
+        try:
+            opts.layout = from_conversion(pattern, "custom")
+        except LogsleuthError as e:
+            raise LogsleuthError(f"--layout-pattern {pattern!r}: {e}") from None
+    for glob, pattern in pattern_rules:
+        try:
+            opts.layout_rules.append((glob, from_conversion(pattern, "custom")))
+        except LogsleuthError as e:
+            raise LogsleuthError(f"--layout-pattern {glob + '=' + pattern!r}: {e}") from None
+    return opts
+
+
+def _incident_window(around: str | None, window: str, zone: str):
+    """--around/--window -> a function of the logs' span giving (incident window, baseline before
+    it), so relative times ('-2h') count from the logs' end like --since does."""
+    if not around:
+        return None
+    from logsleuth.timeline.histogram import parse_duration
+    from logsleuth.ingest.timeparse import parse_when
+
+    width = parse_duration(window)
+
+    def resolve(first, last):
+        center = parse_when(around, zone, first, last)
+        return (center, center + width), (first or center - width, center)
+
+    return resolve

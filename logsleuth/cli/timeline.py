@@ -1,0 +1,83 @@
+"""``logsleuth timeline``: all inputs' events on one UTC axis."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from logsleuth.cli.options import (
+    DateOpt, LayoutOpt, LayoutPatternOpt, Paths, PatternsOpt, SinceOpt, SkewMode, SkewOpt, TimelineFormat, TzOpt,
+    UntilOpt, read_options,
+)
+from logsleuth.errors import LogsleuthError
+
+def timeline(
+    paths: Paths,
+    format: Annotated[
+        Optional[TimelineFormat],
+        typer.Option("--format", "-f", help="terminal (default on a terminal): sparklines and cause markers; lines (default when piped): 'ISO-time path:line:text'; ndjson; csv; parquet (needs -o)."),
+    ] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file (required for parquet).")] = None,
+    around: Annotated[Optional[str], typer.Option("--around", help="Zoom in: a time (absolute or relative, like --since).")] = None,
+    window: Annotated[str, typer.Option("--window", help="With --around: how far either side (e.g. 5m, 30s, 2h).")] = "5m",
+    event: Annotated[Optional[list[str]], typer.Option("--event", "-e", help="Only these events (names or globs).")] = None,
+    system: Annotated[Optional[list[str]], typer.Option("--system", "-s", help="Only these systems or packs.")] = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    skew: SkewOpt = SkewMode.auto,
+    patterns: PatternsOpt = None,
+    tz: TzOpt = None,
+    date: DateOpt = None,
+    layout: LayoutOpt = None,
+    layout_pattern: LayoutPatternOpt = None,
+) -> None:
+    """All inputs' events on one UTC axis (client clocks corrected for skew), with causes marked."""
+    from logsleuth.recognise import events as ev
+    from logsleuth.timeline import histogram as tl
+    import polars as pl
+
+    from logsleuth.timeline.merge import as_logs, correlate
+    from logsleuth.recognise.packs import load_packs
+    from logsleuth.render import events as evview
+    from logsleuth.render import timeline as view
+    from logsleuth.render.console import is_terminal
+    from logsleuth.render.report import clock_notes
+    from logsleuth.timeline.histogram import parse_duration
+    from logsleuth.ingest.timeparse import parse_when
+
+    opts = read_options(tz, date, layout, layout_pattern)
+    packs = load_packs(patterns)
+    zone = opts.tz or opts.zone_for("")[0]
+    flt = ev.EventFilter(since_text=since, until_text=until, zone=zone, events=event or [], systems=system or [])
+    result = ev.collect(paths, opts, packs, flt)
+    # the segments of a rotated log share one clock estimate (as in analyze); lines are still
+    # cited by the file they are in
+    logs = as_logs(result)
+    events, _ = correlate(result, skew.value, logs)
+    if logs:
+        events = events.with_columns(path=pl.col("file").cast(pl.String))
+    if around:
+        first, last = result.span
+        center = parse_when(around, zone, first, last)
+        events = tl.around(events, center, parse_duration(window))
+    notes = list(clock_notes(result.inputs, logs).values())
+    fmt = format or (TimelineFormat.terminal if is_terminal() and output is None else TimelineFormat.lines)
+    if fmt == TimelineFormat.parquet:
+        if output is None:
+            raise LogsleuthError("--format parquet writes a file: give -o FILE.parquet")
+        view.parquet(events, output)
+        print(f"wrote {events.height:,} events to {output}", file=sys.stderr)
+    elif output is not None:
+        raise LogsleuthError("-o is for --format parquet; redirect the other formats")
+    elif fmt == TimelineFormat.terminal:
+        view.terminal(tl.histogram(events), events, notes)
+    elif fmt == TimelineFormat.ndjson:
+        evview.ndjson(events, packs)
+    elif fmt == TimelineFormat.csv:
+        evview.csv(events, packs)
+    else:
+        view.lines(events)
+    raise typer.Exit(0 if events.height else 1)

@@ -1,0 +1,210 @@
+"""The client's view of pulsar.dangling-producer-future, for when only client logs tell it.
+
+App teams often have only their own log. There the stuck producer shows as the Java client's
+'[topic] [producer] Failed to create producer: Producer is already present on the connection'
+(and 'Could not get connection to broker: Producer is already present … -- Will try again in N s'),
+retried for as long as the broker holds the producer id. Per client log, topic and stretch (between
+two 'Created producer on cnx' of that topic) the rejections are counted with Polars; a stretch as
+long as the broker-side rule asks for (pulsar_dangling.MIN_ATTEMPTS over MIN_SPAN_S, or
+MANY_ATTEMPTS) is a stuck producer, reported at lower confidence and pointing to the broker logs,
+unless a broker log given shows the same topic stuck (then the broker-side finding tells it all).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import polars as pl
+
+from logsleuth.detectors.base import evidence, fmt_duration, fmt_time, ordered_evidence, rows, safe
+from logsleuth.detectors.finding import Finding
+
+TEXT = "present on the connection"  # 'already present on …' and 3.x 'already failed to register present on …'
+REJECT_EVENTS = ["client_producer_create_failed", "client_connection_failed"]
+CLOSED_BEFORE = dt.timedelta(minutes=3)  # a broker's 'closed producer' notification this close before the first rejection
+
+
+def stuck_on_client(ev: pl.DataFrame, covered: pl.DataFrame, ends: dict, rule: tuple[int, float, int],
+                    references: list[str]) -> list[Finding]:
+    """Findings for producers the client logs show rejected as already present, one per client log.
+    ``covered`` has the (topic, client, first, last) of the broker-side stuck producers; ``rule`` is
+    (min attempts, min span in s, many attempts)."""
+    cli = ev.filter(pl.col("component") == "client")
+    fails = cli.filter(pl.col("event").is_in(REJECT_EVENTS) & pl.col("error").str.contains(TEXT, literal=True) & pl.col("topic").is_not_null())
+    if fails.height == 0:
+        return []
+    made = cli.filter(pl.col("event") == "client_producer_created").select(
+        "path", "topic", ts="ts", _made=pl.col("ts"), _cnx=pl.col("local_address"), _broker=pl.col("address"), _made_row=pl.struct(pl.all())
+    ).sort("ts")
+    fails = fails.sort("ts")
+    if made.height:
+        fails = fails.join_asof(made, on="ts", by=["path", "topic"], strategy="backward")
+    else:
+        fails = fails.with_columns(_made=pl.lit(None, dtype=fails.schema["ts"]), _cnx=pl.lit(None, dtype=pl.String),
+                                   _broker=pl.lit(None, dtype=pl.String), _made_row=pl.lit(None))
+    # each attempt logs 'Failed to create producer' and often 'Could not get connection …' too: count
+    # the former when the log has it, else the latter
+    n_fail = pl.col("event") == "client_producer_create_failed"
+    min_att, min_span, many = rule
+    groups = (
+        fails.group_by(["path", "topic", "_made"], maintain_order=True)
+        .agg(
+            producer_name=pl.col("producer_name").drop_nulls().first(),
+            connection=pl.col("_cnx").first(),
+            broker=pl.col("_broker").first(),
+            made_row=pl.col("_made_row").first(),
+            first=pl.col("ts").min(),
+            last=pl.col("ts").max(),
+            attempts=pl.when(n_fail.any()).then(n_fail.sum()).otherwise(pl.len()),
+            first_row=pl.struct(pl.all()).sort_by("ts").first(),
+            last_row=pl.struct(pl.all()).sort_by("ts").last(),
+        )
+        .with_columns(span_s=(pl.col("last") - pl.col("first")).dt.total_milliseconds() / 1000.0)
+        .filter(((pl.col("attempts") >= min_att) & (pl.col("span_s") >= min_span)) | (pl.col("attempts") >= many))
+        .with_row_index("_g")
+    )
+    if groups.height and covered.height:
+        seen = (
+            groups.select("_g", "path", "topic", "first", "last")
+            .join(covered.select(pl.col("topic").alias("b_topic"), b_client="client", b_first="first", b_last="last"), how="cross")
+            .filter(
+                # the broker-side finding names this client log for this topic, or it overlaps in time
+                ((pl.col("b_client") == pl.col("path")) & (pl.col("b_topic") == pl.col("topic")))
+                | (
+                    (pl.col("b_topic").is_null() | (pl.col("b_topic") == pl.col("topic")))
+                    & (pl.col("b_first") <= pl.col("last") + CLOSED_BEFORE)
+                    & (pl.col("b_last") >= pl.col("first") - CLOSED_BEFORE)
+                )
+            )
+            .get_column("_g")
+        )
+        groups = groups.filter(~pl.col("_g").is_in(seen.implode()))
+    if groups.height == 0:
+        return []
+    ok = made.select("path", "topic", ok_ts="ts")
+    recovered = (
+        groups.select("_g", "path", "topic", "last").join(ok, on=["path", "topic"], how="inner")
+        .filter(pl.col("ok_ts") > pl.col("last"))
+        .group_by("_g").agg(recovered_at=pl.col("ok_ts").min())
+    )
+    closed = cli.filter(pl.col("event") == "client_broker_closed_producer").select("path", x_ts="ts", x_row=pl.struct(pl.all()))
+    notified = (
+        groups.select("_g", "path", "first").join(closed, on="path", how="inner")
+        .filter(pl.col("x_ts").is_between(pl.col("first") - CLOSED_BEFORE, pl.col("first")))
+        .sort("x_ts").group_by("_g").agg(closed_row=pl.col("x_row").last())
+    )
+    groups = groups.join(recovered, on="_g", how="left").join(notified, on="_g", how="left").sort("first")
+    out = []
+    for path in groups.get_column("path").unique(maintain_order=True).to_list():
+        out.append(_finding(rows(groups.filter(pl.col("path") == path)), ends.get(path), references))
+    return out
+
+
+def _name(s: dict) -> str:
+    who = f"producer {safe(s['producer_name'])}" if s["producer_name"] else "a producer"
+    return f"{who} of {safe(s['topic'])}"
+
+
+def _finding(members: list[dict], end: dt.datetime | None, references: list[str]) -> Finding:
+    path = members[0]["path"]
+    subjects, evid = [], []
+    for s in members:
+        for k in ("first_row", "last_row"):  # group keys are not inside the aggregated struct
+            s[k].update(path=path, topic=s["topic"])
+        resolved = s["recovered_at"]
+        upto = resolved or end or s["last"]
+        subjects.append({
+            "path": path,
+            "client": path,
+            "topic": s["topic"],
+            "producer_name": s["producer_name"],
+            "connection": s["connection"],
+            "broker": s["broker"],
+            "producer_id": None,
+            "first_seen": s["first"],
+            "last_seen": s["last"],
+            "attempts": int(s["attempts"]),
+            "still_stuck": resolved is None,
+            "stuck_for": fmt_duration((upto - s["first"]).total_seconds()),
+            "stuck_seconds": round((upto - s["first"]).total_seconds(), 3),
+            "resolved_by": None if resolved is None else "Created producer on cnx (client log)",
+            "resolved_at": resolved,
+        })
+        if s["made_row"]:
+            evid.append(evidence(s["made_row"], f"{_name(s)} last connected here (connection {safe(s['connection'])} to {safe(s['broker'])})"))
+        if s["closed_row"]:
+            evid.append(evidence(s["closed_row"], "the broker closed producers on this connection (what a bundle unload or topic move does)"))
+        evid.append(evidence(s["first_row"], f"first rejection of {_name(s)}"))
+        evid.append(evidence(s["last_row"], f"last rejection ({s['attempts']} in all)" + (", still failing when the log ends" if resolved is None else "")))
+    evid = ordered_evidence(evid)
+    n = len(members)
+    still = [x for x in subjects if x["still_stuck"]]
+    first = min(s["first"] for s in members)
+    last = max(s["last"] for s in members)
+    longest = max(x["stuck_seconds"] for x in subjects)
+    who = ", ".join(_name(s) for s in members[:6]) + (f" and {n - 6} more" if n > 6 else "")
+    closed = [s for s in members if s["closed_row"]]
+    brokers = sorted({s["broker"] for s in members if s["broker"]})
+
+    confidence = 0.55
+    reasons = [
+        "- only the client log shows it: the broker's 'Producer with id … is already present on the connection', the "
+        "creation that never completed and the unload behind it are not in the logs given",
+        f"+ the broker refused the same producer {', '.join(str(x['attempts']) for x in subjects)} time(s) over up to "
+        f"{fmt_duration(longest)} (a transient clash clears within seconds)",
+    ]
+    if closed:
+        confidence += 0.05
+        reasons.append(f"+ the broker closed producers on this client's connection at {fmt_time(closed[0]['closed_row']['ts'])}, just before (what a bundle unload does)")
+    if not still:
+        confidence -= 0.05
+        reasons.append("- the producer(s) connected again later in this log")
+
+    root = (
+        f"The client log {safe(path)} shows {who} rejected by the broker with 'Producer is already present on the connection' "
+        f"from {fmt_time(first)}" + (f" (after the broker closed its producers at {fmt_time(closed[0]['closed_row']['ts'])})" if closed else "")
+        + ": the broker still holds that producer id on the connection, so every retry is refused. That is the client's view "
+        "of a creation future the broker never completed — the dangling producer future of Pulsar 2.4–2.5.1 after a "
+        "namespace-bundle unload (#6416/#6872), or the same symptom by another path on later versions (#9792). "
+        + (f"{len(still)} of {n} were still being rejected when the log ends." if still else "Each recovered when the producer connected again.")
+        + " No broker log given shows these rejections; the broker's log of that window tells which of the two it is."
+    )
+    if still:
+        title = f"{n} producer(s) rejected as 'already present on the connection' since {fmt_time(first)} (client log only)"
+    else:
+        title = f"{n} producer(s) rejected as 'already present on the connection' for up to {fmt_duration(longest)} from {fmt_time(first)} (client log only; since recovered)"
+    remediation = [
+        (
+            "Now: restart the application or force its Pulsar client to reconnect (close and re-create the client), so the "
+            "producer(s) get a new connection: " + "; ".join(f"{safe(x['topic'])} (producer {safe(x['producer_name'] or '?')})" for x in still) + "."
+        )
+        if still
+        else "Nothing to restart now: the producer(s) connected again. Next time, restarting or reconnecting the client ends it at once.",
+        "Get the broker log" + (f" of {', '.join(safe(b) for b in brokers)}" if brokers else "")
+        + f" from a few minutes before {fmt_time(first)} and run logsleuth on it with this file: its 'Creating producer' without "
+        "'Created new producer' or 'Failed to add producer', and the bundle unload around it, confirm the cause and the version at fault.",
+        "If the brokers run 2.5.1 or older: upgrade to Pulsar 2.5.2 or later (PR #6881); on later versions, upgrade to the newest "
+        "patch release of your line (PR #12900, PR #21155).",
+    ]
+    ruled = [
+        "A producer-name conflict: the error is 'already present on the connection', not 'Producer with name … is already connected to topic'.",
+        "A broker or network outage: the broker answers every attempt (a refusal, not a timeout or a failed connection).",
+    ]
+    return Finding(
+        id="pulsar.dangling-producer-future",
+        severity="critical" if still else "high",
+        title=title,
+        root_cause=root,
+        confidence=confidence,
+        confidence_reasons=reasons,
+        first_seen=first,
+        last_seen=last,
+        subjects=subjects,
+        cause=None,
+        evidence=evid,
+        remediation=remediation,
+        references=references,
+        ruled_out=ruled,
+        details={"clients": [path], "client_only": True, "brokers": brokers},
+    )
+

@@ -1,0 +1,75 @@
+"""Pick the envelope and layout of a file from its first lines.
+
+Every (envelope, layout) pair is scored by the share of the sample's non-empty lines that the
+layout recognises as the start of a record (continuation lines such as stack traces count against
+every layout alike). The best rate wins; among rates within ``TIE`` of the best, the layout that
+pins down more fields wins, then the envelope listed first. The message-only fallback is chosen
+only when no other layout reaches ``MIN_RATE``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from logsleuth.ingest import envelopes
+from logsleuth.ingest.envelopes import Envelope
+from logsleuth.ingest.layouts.catalog import Layout
+
+SAMPLE_LINES = 500
+MIN_RATE = 0.05
+TIE = 0.02
+
+
+@dataclass(frozen=True)
+class Detection:
+    envelope: Envelope
+    layout: Layout
+    rate: float
+    runner_up: Layout | None
+    runner_rate: float
+    forced: bool = False
+
+
+def score(texts: pl.Series, layouts: list[Layout]) -> list[float]:
+    texts = texts.filter(texts.str.strip_chars() != "")
+    n = texts.len()
+    if n == 0:
+        return [0.0 for _ in layouts]
+    frame = pl.DataFrame({"t": texts})
+    exprs = [
+        (pl.lit(True) if lay.is_fallback else pl.col("t").str.contains(lay.start_regex)).sum().alias(str(i))
+        for i, lay in enumerate(layouts)
+    ]
+    counts = frame.select(exprs).row(0) if exprs else []
+    return [c / n for c in counts]
+
+
+def detect(sample: list[str], layouts: list[Layout], forced: Layout | None = None) -> Detection:
+    envs = envelopes.candidates(sample)
+    raw = pl.DataFrame({"line": list(range(1, min(len(sample), SAMPLE_LINES) + 1)), "raw": sample[:SAMPLE_LINES]},
+                       schema={"line": pl.Int64, "raw": pl.String})
+    pool = [forced] if forced is not None else list(layouts)
+    scored: list[tuple[float, int, int, Envelope, Layout]] = []
+    for ei, env in enumerate(envs):
+        texts = envelopes.unwrap(envelopes.join_partials(raw, env), env)["text"] if not env.is_none or env.ansi else raw["raw"]
+        for lay, rate in zip(pool, score(texts, pool)):
+            scored.append((rate, lay.specificity, -ei, env, lay))
+    real = [s for s in scored if not s[4].is_fallback and s[0] >= MIN_RATE]
+    if forced is not None:
+        real = scored
+    if not real:
+        fallback = [s for s in scored if s[4].is_fallback]
+        best = max(fallback, key=lambda s: (s[0], s[2]))
+        others = sorted((s for s in scored if not s[4].is_fallback), key=lambda s: -s[0])
+        ru = others[0] if others else None
+        return Detection(best[3], best[4], best[0], ru[4] if ru else None, ru[0] if ru else 0.0, forced is not None)
+    top = max(s[0] for s in real)
+    near = [s for s in real if s[0] >= top - TIE]
+    best = max(near, key=lambda s: (s[1], s[2], s[0]))
+    rest = sorted(
+        (s for s in scored if s[4].id != best[4].id and not s[4].is_fallback), key=lambda s: (-s[0], -s[1])
+    )
+    ru = rest[0] if rest else None
+    return Detection(best[3], best[4], best[0], ru[4] if ru else None, ru[0] if ru else 0.0, forced is not None)

@@ -1,0 +1,410 @@
+"""Read one input into records: sources -> envelopes -> layouts -> records, chunk by chunk.
+
+This is the record stream every command starts from. Memory stays proportional to one chunk plus
+what the caller keeps: ``select`` restricts the records that are assembled to those with a line
+for which the given expression is true (the event matcher passes its literal prefilter here), so
+the hot path never parses the other records' fields.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Callable, Iterator
+
+import polars as pl
+
+from logsleuth.ingest import envelopes
+from logsleuth.ingest.layouts.catalog import builtin_layouts
+from logsleuth.ingest.layouts.detect import MIN_RATE, SAMPLE_LINES, Detection, detect
+from logsleuth.ingest.records import RECORD_SCHEMA, assemble, stamp_prefix_expr, start_expr
+from logsleuth.ingest.timeparse import stamp_expr
+from logsleuth.ingest.sources import Source, read_lines
+from logsleuth.ingest.stats import ReadStats
+from logsleuth.ingest.timeparse import FileClock
+from logsleuth.ingest.inputs import InputReport, ReadOptions, _glob_match
+
+Select = Callable[[], pl.Expr]
+COVERAGE_EVERY = 100  # every 100th record is parsed while reading, to find where the log is sparse (coverage)
+_PROVISIONAL = pl.coalesce(pl.col("_ts_aware"), pl.col("env_ts"), pl.col("_ts_naive").dt.replace_time_zone("UTC"))
+_TIME_COLS = ["_ts_aware", "_ts_naive", "env_ts", "level"]
+
+
+def per_line_pass(lines: pl.DataFrame, exprs: dict[str, pl.Expr], parts: int = 2) -> pl.DataFrame:
+    """Evaluate per-line expressions; large frames are cut in ``parts`` run side by side
+    (Polars runs the string kernels of one column on one core)."""
+    n = lines.height
+    if n < 20_000 or parts < 2:
+        return lines.with_columns(**exprs)
+    step = -(-n // parts)
+    lazies = [lines.slice(i, step).lazy().with_columns(**exprs) for i in range(0, n, step)]
+    return pl.concat(pl.collect_all(lazies), rechunk=False)
+
+
+def compact(frame: pl.DataFrame) -> pl.DataFrame:
+    """Copy the string columns of a small frame kept across chunks. Polars strings are views into
+    the chunk's buffers, so a few kept rows would otherwise keep every whole chunk alive (memory
+    growing with the input instead of with what is kept)."""
+    cols = [pl.concat_str([pl.col(c), pl.lit("")]).alias(c) for c, t in frame.schema.items() if t == pl.String]
+    return frame.with_columns(cols) if cols else frame
+
+
+def _split_last_record(lines: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    idx = lines.select(pl.col("is_start").arg_true().last()).item()
+    if idx is None:
+        return lines.clear(), lines
+    return lines.slice(0, idx), lines.slice(idx)
+
+
+def read_source(
+    src: Source, opts: ReadOptions, select: Select | None = None, reduce: Callable[[pl.DataFrame], pl.DataFrame] | None = None
+) -> tuple[pl.DataFrame, InputReport]:
+    """All records of ``src`` (or those ``select`` picks, plus the first and last for the time span).
+
+    ``reduce``, when given, sees every record of every chunk (with ``_selected`` and the
+    provisional time columns ``_ts_aware``/``_ts_naive``/``env_ts``, which it must keep) and returns
+    a small aggregate; the aggregates, with their times made final, land in ``report.reduced``."""
+    from logsleuth.ingest.coverage import BUCKET as COVERAGE_BUCKET, BUCKET_S as COVERAGE_BUCKET_S, edges
+
+    stats = ReadStats()
+    report = InputReport(src.name, stats)
+    layouts = list(builtin_layouts())
+    det: Detection | None = None
+    clock: FileClock | None = None
+    carry: pl.DataFrame | None = None
+    rid_base = 0
+    parts: list[pl.DataFrame] = []
+    rparts: list[pl.DataFrame] = []
+    cparts: list[pl.DataFrame] = []  # coverage sample: time and level only
+    line_parts: list[pl.DataFrame] = []  # lines of the records to parse at the end
+    naive_parts: list[pl.DataFrame] = []
+    wanted_parts: list[pl.Series] = []
+    same_text = False
+
+    def handle(lines: pl.DataFrame) -> None:
+        nonlocal rid_base
+        if lines.height == 0:
+            return
+        assert det is not None and clock is not None
+        lines = lines.with_columns(rid=(pl.col("is_start").cum_sum() - 1 + rid_base).cast(pl.Int64))
+        n_starts = int(lines["is_start"].sum())
+        report.records += n_starts
+        report.lines_in_records += lines.height
+        naive = None
+        if clock.time_only:
+            starts = lines.filter(pl.col("is_start")).select("rid", "_tod")
+            naive = clock.naive_from_tod(starts).select("rid", "_ts_naive")
+            clock.observe_naive(naive)
+        if select is not None and reduce is not None:
+            edge = pl.col("rid").is_in([rid_base, rid_base + n_starts - 1])
+            wanted = lines.filter(pl.col("_sel")).select("rid").unique()
+            every = assemble(lines, det.layout, clock, naive).with_columns(_selected=pl.col("rid").is_in(wanted["rid"].implode()))
+            rparts.append(compact(reduce(every)))
+            cparts.append(compact(edges(every, _PROVISIONAL, _TIME_COLS)))
+            rec = every.filter(pl.col("_selected") | edge)
+        else:
+            # keep the lines of the selected records (and the first and last of the chunk): they
+            # are parsed once, at the end; coverage reads its own few records now
+            if select is not None:
+                cparts.append(coverage_sample(lines, n_starts, naive))
+                if sum(c.height for c in cparts) > 50_000:  # fold the chunks' rows into one table now and then
+                    cparts[:] = [edges(pl.concat(cparts, how="diagonal_relaxed"), _PROVISIONAL, _TIME_COLS)]
+                wanted = lines.filter(pl.col("_sel")).select("rid").unique()["rid"]
+                wanted_parts.append(wanted)
+                keep = pl.col("rid").is_in(wanted.implode()) | pl.col("rid").is_in([rid_base, rid_base + n_starts - 1])
+                kept = lines.filter(keep)
+            else:
+                kept = lines
+            cols = ["line", "raw", "text", "env_ts", "env_level", "env_logger", "env_host", "is_start", "rid"]
+            if same_text:  # no envelope: raw and text are one buffer; copy it once
+                kept = compact(kept.select([c for c in cols if c != "raw"])).with_columns(raw=pl.col("text"))
+            else:
+                kept = compact(kept.select(cols))
+            line_parts.append(kept)
+            if naive is not None:
+                naive_parts.append(naive.join(kept.select("rid").unique(), on="rid", how="semi") if select is not None else naive)
+            rid_base += n_starts
+            return
+        rid_base += n_starts
+        parts.append(compact(rec))
+
+    def coverage_sample(lines: pl.DataFrame, n_starts: int, naive: pl.DataFrame | None) -> pl.DataFrame:
+        """The coverage table of one chunk (coverage.edges) without parsing every record: every
+        COVERAGE_EVERY-th record and the chunk's first and last are parsed; where two of them
+        are more than a bucket apart (the log is sparse there, or has a hole) every record between
+        them is parsed too. So every occupied minute is seen, and every gap longer than two
+        buckets is bounded by its true records."""
+        assert det is not None and clock is not None
+        rid, start = pl.col("rid"), pl.col("is_start")
+        picked = (rid % COVERAGE_EVERY == 0) | (rid == rid_base) | (rid == rid_base + n_starts - 1)
+        sample = assemble(lines.filter(start & picked), det.layout, clock, naive).select("rid", *_TIME_COLS)
+        keyed = sample.select("rid", _b=_PROVISIONAL.dt.truncate(COVERAGE_BUCKET)).drop_nulls("_b")
+        far = keyed.select(
+            "rid", _to=rid.shift(-1), _far=(pl.col("_b").shift(-1) - pl.col("_b")).abs() > pl.duration(seconds=COVERAGE_BUCKET_S)
+        ).filter(pl.col("_far"))
+        if far.height:  # parse every record inside those stretches
+            inside = lines.select("rid", "is_start").filter(start & ~picked).join_asof(far, on="rid", strategy="backward")
+            inside = inside.filter(pl.col("_far").fill_null(False) & (rid < pl.col("_to")))["rid"]
+            if inside.len():
+                more = assemble(lines.filter(start & rid.is_in(inside.implode())), det.layout, clock, naive)
+                sample = pl.concat([sample, more.select("rid", *_TIME_COLS)])
+        if sample.height > 2_000:  # a sparse stretch: keep the earliest and latest per minute and level
+            return compact(edges(sample, _PROVISIONAL, _TIME_COLS))
+        return compact(sample.select(*_TIME_COLS, n=pl.lit(1, dtype=pl.Int64)))
+
+    def per_line_exprs() -> dict[str, pl.Expr]:
+        # one pass, so Polars runs these expressions in parallel
+        assert det is not None and clock is not None
+        per_line = {"is_start": start_expr(det.layout) | (pl.col("line") == 1)}
+        if clock.time_only:
+            per_line["_tod"] = stamp_expr(stamp_prefix_expr(det.layout), det.layout.time, None)[2]  # type: ignore[arg-type]
+        if select is not None:
+            per_line["_sel"] = select()
+        return per_line
+
+    def unwrapped(frame: pl.DataFrame) -> pl.DataFrame:
+        joined = envelopes.join_partials(frame, det.envelope)
+        report.lines_in_records += frame.height - joined.height  # physical lines joined into one
+        return envelopes.unwrap(joined, det.envelope)
+
+    held: pl.DataFrame | None = None
+    total = src.path.stat().st_size if src.path is not None and src.path.is_file() else None
+    for frame in read_lines(src, stats, opts.chunk_bytes):
+        if opts.progress is not None:
+            opts.progress(src.name, stats.bytes_read, total)
+        if det is None:
+            sample = frame["raw"].head(SAMPLE_LINES).to_list()
+            det = detect(sample, layouts, opts.layout_for(src.name))
+            zone, zone_source = opts.zone_for(src.name)
+            clock = FileClock(src.name, zone, det.layout.time, opts.date_for(src.name), stats.mtime, zone_source=zone_source)
+            report.envelope = det.envelope.name
+            report.layout = det.layout.id
+            report.layout_rate = det.rate
+            report.runner_up = det.runner_up.id if det.runner_up else None
+            report.runner_up_rate = det.runner_rate
+            report.layout_forced = det.forced
+        same_text = det.envelope.is_none and not det.envelope.ansi
+        if held is not None:  # CRI partial lines that the previous chunk ended with
+            frame = pl.concat([held, frame])
+        frame, held = envelopes.split_partial_tail(frame, det.envelope)
+        lines = unwrapped(frame)
+        lines = per_line_pass(lines, per_line_exprs())
+        if carry is not None and carry.height:
+            lines = pl.concat([carry, lines], how="vertical_relaxed")
+        done, carry = _split_last_record(lines)
+        handle(done)
+    if held is not None and held.height:  # the input ends with a partial line
+        assert det is not None and clock is not None
+        lines = per_line_pass(unwrapped(held), per_line_exprs())
+        carry = lines if carry is None else pl.concat([carry, lines], how="vertical_relaxed")
+    if carry is not None:
+        handle(carry)
+
+    if clock is None:  # empty input
+        stats.note("empty input: no lines")
+        return _empty_records(), report
+    if line_parts:  # one parse of every kept record, whatever the number of chunks
+        assert det is not None
+        naive_all = pl.concat(naive_parts) if naive_parts else None
+        rec = assemble(pl.concat(line_parts, how="vertical_relaxed"), det.layout, clock, naive_all)
+        if select is not None:
+            wanted_all = pl.concat(wanted_parts) if wanted_parts else pl.Series("rid", [], dtype=pl.Int64)
+            rec = rec.with_columns(_selected=pl.col("rid").is_in(wanted_all.implode()))
+        else:
+            rec = rec.with_columns(_selected=pl.lit(True))
+        parts.append(rec)
+    recs = pl.concat(parts, how="vertical_relaxed") if parts else _empty_records().with_columns(_selected=pl.lit(True))
+    time_from = _time_sources(recs)
+    recs = clock.finalize(recs)
+    if rparts:
+        report.reduced = clock.finalize(pl.concat(rparts, how="diagonal_relaxed"))
+    report.zone = clock.describe_zone()
+    report.date_source = clock.date_source
+    report.rollovers = clock.rollovers
+    # say where the times came from: an envelope's stamp (UTC, full date) beats a zone-less or
+    # time-only stamp in the text, so the zone and date guesses did not matter for those records
+    if time_from["envelope"] and not time_from["own"]:
+        report.stamps_from_envelope = True
+        if report.zone == "n/a" or not time_from["aware"]:
+            report.zone = "from the envelope's timestamps"
+        report.date_source = "the envelope's timestamps" if clock.time_only else ""
+        report.rollovers = 0
+    elif time_from["envelope"]:
+        if report.zone == "n/a":
+            report.zone = "from the envelope's timestamps"
+        elif not time_from["aware"]:
+            report.zone = f"from the envelope's timestamps; {report.zone} for records without one"
+        if report.date_source:
+            report.date_source = f"the envelope's timestamps; {report.date_source} for records without one"
+    if recs["ts"].null_count() < recs.height:
+        first = recs.row(int(recs["ts"].arg_min()), named=True)  # type: ignore[arg-type]
+        last = recs.row(int(recs["ts"].arg_max()), named=True)  # type: ignore[arg-type]
+        report.first_ts, report.first_stamp = first["ts"], first["ts_text"]
+        report.last_ts, report.last_stamp = last["ts"], last["ts_text"]
+    # coverage: the chunks' tables (or, every record having been parsed, all records) merged
+    # into one row per minute, level and edge (coverage.edges)
+    cov = clock.finalize(pl.concat(cparts, how="diagonal_relaxed")) if cparts else recs.select("ts", "level")
+    report.coverage = edges(cov, pl.col("ts"), ["ts", "level"]).sort("ts")
+    recs = recs.filter(pl.col("_selected")).drop("_selected", "rid", "env_ts")
+    if select is None:
+        report.records_without_ts = int(recs["ts"].null_count())
+    report.skipped_lines = stats.lines - report.lines_in_records
+    if det is not None:
+        lay = det.layout
+        if det.forced and not lay.is_fallback and stats.lines >= 2 and det.rate < MIN_RATE:
+            given = f"--layout-pattern {lay.conversion!r}" if lay.id == "custom" and lay.conversion else f"--layout {lay.id}"
+            stats.note(
+                f"{given} recognises almost none of these lines (a record starts on {report.records:,} of "
+                f"{stats.lines:,} lines), so they were read as {report.records:,} record(s): this input has another "
+                f"layout; give a pattern only to the files it fits (--layout-pattern 'GLOB=PATTERN') and let the others be detected"
+            )
+        elif lay.is_fallback and not det.envelope.outer and not det.envelope.json_time:
+            stats.note(
+                "no built-in layout recognises these lines, so they were read as plain messages without "
+                "timestamps: give the application's pattern with --layout-pattern '%d{...} [%t] %-5level %logger - %msg%n'"
+            )
+        elif not lay.is_fallback and stats.lines >= 20 and report.records < 0.2 * stats.lines:
+            stats.note(
+                f"layout {lay.id} starts a record on only {report.records:,} of {stats.lines:,} lines "
+                f"(the rest became continuation lines): if that is wrong, give --layout or --layout-pattern"
+            )
+    return recs, report
+
+
+def _time_sources(recs: pl.DataFrame) -> dict[str, int]:
+    """How many of these (provisional) records get their time from a stamp with an offset
+    (``aware``), from the envelope (``envelope``), or from a zone-less/time-only stamp read in the
+    guessed zone and date (``own``); the same precedence as :meth:`FileClock.finalize`."""
+    if recs.height == 0 or not {"_ts_aware", "_ts_naive", "env_ts"} <= set(recs.columns):
+        return {"aware": 0, "envelope": 0, "own": 0}
+    aware, env = pl.col("_ts_aware").is_not_null(), pl.col("env_ts").is_not_null()
+    row = recs.select(
+        aware=aware.sum(), envelope=(~aware & env).sum(), own=(~aware & ~env & pl.col("_ts_naive").is_not_null()).sum()
+    ).row(0, named=True)
+    return {k: int(v or 0) for k, v in row.items()}
+
+
+def _empty_records() -> pl.DataFrame:
+    schema = dict(RECORD_SCHEMA)
+    schema["ts"] = pl.Datetime("us", "UTC")
+    return pl.DataFrame(schema=schema)
+
+
+def _in_order(fn, items: list, workers: int) -> Iterator:
+    """fn(item) for each item, at most ``workers`` at a time on daemon threads, yielded in order.
+    With one worker, in this thread (stdin must be read here for Ctrl-C to work)."""
+    if workers <= 1:
+        for item in items:
+            yield fn(item)
+        return
+    import queue
+    import threading
+
+    slots = threading.Semaphore(workers)
+    boxes = [queue.Queue(maxsize=1) for _ in items]
+
+    def run() -> None:
+        for item, box in zip(items, boxes):
+            slots.acquire()
+
+            def work(item=item, box=box) -> None:
+                try:
+                    box.put((True, fn(item)))
+                except BaseException as e:  # handed to the consumer
+                    box.put((False, e))
+
+            threading.Thread(target=work, daemon=True, name="logsleuth-input").start()
+
+    threading.Thread(target=run, daemon=True, name="logsleuth-inputs").start()
+    for box in boxes:
+        ok, value = box.get()
+        slots.release()
+        if not ok:
+            raise value
+        yield value
+
+
+def iter_read(
+    paths: list[str], opts: ReadOptions, select: Select | None = None, reduce: Callable[[pl.DataFrame], pl.DataFrame] | None = None
+) -> Iterator[tuple[InputReport, pl.DataFrame]]:
+    """Every input in order, one at a time (so a caller can reduce each before the next is read).
+    A binary file found while walking a directory is skipped and reported; a binary file named
+    directly is an error; inputs that are all binary are an error."""
+    from logsleuth.errors import LogsleuthError
+    from logsleuth.ingest.sources import NotALog, expand
+
+    sources = expand(paths)
+    skipped = 0
+    _warn_unmatched_globs(opts, [s.name for s in sources])
+
+    def one(src: Source) -> tuple[InputReport, pl.DataFrame, BaseException | None]:
+        try:
+            recs, rep = read_source(src, opts, select, reduce)
+            return rep, recs, None
+        except NotALog as e:
+            return InputReport(src.name, ReadStats()), _empty_records(), e
+
+    # two inputs at a time (Polars releases the GIL, so one input's Python steps overlap the other's
+    # Polars work on the 2 cores; Polars' own pool is shared, not multiplied); results in order.
+    # Daemon threads: Ctrl-C ends the program without waiting for a file to finish.
+    results = _in_order(one, sources, 2 if len(sources) > 1 and not any(x.is_stdin for x in sources) else 1)
+    for src, (rep, recs, err) in zip(sources, results):
+        if err is not None:
+            if not src.from_directory:
+                raise err
+            rep.skipped_input = str(err).split(": ", 1)[-1]
+            skipped += 1
+        yield rep, recs
+    if sources and skipped == len(sources):
+        raise LogsleuthError(f"{', '.join(paths)}: no text logs found (every file was binary or unreadable)")
+
+
+def _warn_unmatched_globs(opts: ReadOptions, names: list[str]) -> None:
+    """A GLOB=VALUE of --tz/--date/--layout-pattern that matches no input is a note on stderr
+    (not an error: one command line is often reused for several sets of files)."""
+    rules: list[tuple[str, str, str]] = [("--tz", p, v) for p, v in opts.tz_rules]
+    rules += [("--date", p, str(v)) for p, v in opts.date_rules]
+    rules += [("--layout-pattern", p, lay.conversion or lay.id) for p, lay in opts.layout_rules]
+    for what, pattern, value in rules:
+        if not any(_glob_match(n, pattern) for n in names):
+            hint = "it is matched against each input's path as given and its file name"
+            if what == "--layout-pattern" and not set(pattern) & set("*?["):
+                hint += f"; if '{pattern}={value}' is one pattern for every file, write '*={pattern}={value}'"
+            print(f"logsleuth: note: {what} '{pattern}={value}' matches no input ({hint})", file=sys.stderr)
+
+
+def read_all(
+    paths: list[str], opts: ReadOptions, select: Select | None = None, reduce: Callable[[pl.DataFrame], pl.DataFrame] | None = None
+) -> list[tuple[InputReport, pl.DataFrame]]:
+    """:func:`iter_read`, collected."""
+    return list(iter_read(paths, opts, select, reduce))
+
+
+def inspect_all(paths: list[str], opts: ReadOptions) -> list[InputReport]:
+    """``inspect``: every record is parsed and counted, none is kept (memory stays flat)."""
+
+    def no_ts(recs: pl.DataFrame) -> pl.DataFrame:
+        missing = pl.col("_ts_aware").is_null() & pl.col("_ts_naive").is_null() & pl.col("env_ts").is_null()
+        # provisional times order records like the final ones (one file: one kind of stamp)
+        t = pl.coalesce(pl.col("_ts_aware").dt.epoch("us"), pl.col("_ts_naive").dt.epoch("us"), pl.col("env_ts").dt.epoch("us"))
+        return recs.select(
+            _ts_aware=pl.lit(None, dtype=pl.Datetime("us", "UTC")),
+            _ts_naive=pl.lit(None, dtype=pl.Datetime("us")),
+            env_ts=pl.lit(None, dtype=pl.Datetime("us", "UTC")),
+            no_ts=missing.sum(),
+            back=(t < t.forward_fill().shift(1)).sum(),  # earlier than the record before it
+            t_first=t.drop_nulls().first(),
+            t_last=t.drop_nulls().last(),
+        )
+
+    out = []
+    for rep, _ in iter_read(paths, opts, select=lambda: pl.lit(False), reduce=no_ts):
+        if rep.reduced is not None and rep.reduced.height:
+            r = rep.reduced
+            rep.records_without_ts = int(r["no_ts"].sum())
+            seams = r.select((pl.col("t_first") < pl.col("t_last").forward_fill().shift(1)).sum()).item()
+            back = int(r["back"].sum()) + int(seams or 0)
+            if back:
+                rep.stats.note(f"{back} record(s) have a timestamp earlier than the record before them (out of order)")
+        rep.reduced = None
+        out.append(rep)
+    return out

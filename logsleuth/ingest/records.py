@@ -1,0 +1,143 @@
+"""Records: lines -> log records (one per logged event), vectorised.
+
+A line the layout recognises starts a record; every other line (``\\tat ...``, ``Caused by:``,
+``... 12 more``, blank lines, anything the layout does not match) continues the record before it.
+The first line of a file always starts a record, so no line is ever dropped. A record keeps its
+first and last line number, the fields its layout found and its message with the continuation
+lines appended (joined by newlines).
+"""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+from logsleuth.ingest.layouts.catalog import LEVELS, Layout
+from logsleuth.ingest.timeparse import FileClock, stamp_expr
+
+FIELD_COLUMNS = ("level", "logger", "thread", "pid", "srcfile", "srcline")
+
+RECORD_SCHEMA = {
+    "line": pl.Int64,
+    "line_end": pl.Int64,
+    "raw": pl.String,
+    "ts_text": pl.String,
+    "level": pl.String,
+    "logger": pl.String,
+    "thread": pl.String,
+    "msg": pl.String,
+    "host": pl.String,
+}
+
+
+def start_expr(layout: Layout) -> pl.Expr:
+    """``is_start``: does this line begin a record?
+
+    A line starts a record when it begins the way the layout's lines begin, up to and including
+    the timestamp (``Layout.ts_regex``): the cheapest test that tells a new record from a stack
+    trace or a wrapped message line, measured 2-3x faster than the layout's whole head. Layouts
+    without a timestamp use their whole head (``start_regex``)."""
+    if layout.is_fallback:
+        return pl.lit(True)
+    regex = layout.ts_regex if "(?P<ts>" in layout.start_regex else layout.start_regex
+    return pl.col("text").str.contains(regex)
+
+
+def full_regex(layout: Layout) -> str:
+    return "(?s)" + layout.regex
+
+
+def stamp_prefix_expr(layout: Layout) -> pl.Expr:
+    """The ``ts`` text of a line, by the shortest regex that captures it (``_tsp``)."""
+    regex = layout.ts_regex
+    index = re.compile(regex).groupindex.get("ts", 0)
+    return pl.col("text").str.extract(regex, index)
+
+
+def assemble(lines: pl.DataFrame, layout: Layout, clock: FileClock, naive: pl.DataFrame | None) -> pl.DataFrame:
+    """Lines (with ``is_start`` and ``rid``) of whole records -> one row per record.
+
+    ``naive`` holds ``{rid, _ts_naive}`` computed over all record starts for time-only layouts.
+    """
+    starts = lines.filter(pl.col("is_start"))
+    cont = lines.filter(~pl.col("is_start"))
+    fields = set(layout.fields)
+    if layout.is_fallback:
+        parsed = None
+        msg_expr = pl.col("text")
+    elif layout.tail_regex is None:  # the message is not at a known place: run the whole regex
+        parsed = pl.col("text").str.extract_groups(full_regex(layout))
+        msg_expr = parsed.struct.field("msg")
+    else:
+        # capture only the head (short, anchored); the message is the rest of the line
+        starts = starts.with_columns(_h=pl.col("text").str.extract_groups(layout.head_capture))
+        rest = pl.col("text").str.slice(pl.col("_h").struct.field("_head").str.len_chars())
+        if layout.tail_regex:
+            starts = starts.with_columns(_rest=rest)
+            starts = starts.with_columns(_t=pl.col("_rest").str.extract_groups(f"(?P<_tail>{layout.tail_regex})$"))
+            tail = pl.col("_t").struct.field("_tail")
+            msg_expr = pl.when(tail.is_not_null()).then(
+                pl.col("_rest").str.slice(0, pl.col("_rest").str.len_chars() - tail.str.len_chars())
+            ).otherwise(pl.col("_rest"))
+        else:
+            msg_expr = rest
+        parsed = None
+
+    def field(name: str) -> pl.Expr:
+        if name not in fields:
+            return pl.lit(None, dtype=pl.String)
+        if parsed is not None:
+            return parsed.struct.field(name)
+        if layout.tail_regex and name not in _head_groups(layout):
+            return pl.col("_t").struct.field(name)
+        return pl.col("_h").struct.field(name)
+
+    msg = msg_expr if parsed is None else field("msg")
+    cols = {
+        "rid": pl.col("rid"),
+        "line": pl.col("line"),
+        "raw": pl.col("raw"),
+        "ts_text": field("ts"),
+        "level": pl.coalesce(field("level"), pl.col("env_level")),
+        "logger": pl.coalesce(field("logger"), pl.col("env_logger")),
+        "thread": field("thread"),
+        "msg": pl.when(msg.is_not_null()).then(msg).otherwise(pl.col("text")),
+        "host": pl.col("env_host"),
+        "env_ts": pl.col("env_ts"),
+    }
+    rec = starts.select(**cols)
+    rec = rec.with_columns(level=_normal_level(pl.col("level")))
+    spec = layout.time
+    if spec is not None and not clock.time_only:
+        aware, naive_expr, _ = stamp_expr(pl.col("ts_text"), spec, clock.year_hint())
+        rec = rec.with_columns(_ts_aware=aware, _ts_naive=naive_expr)
+    elif spec is not None and naive is not None:
+        rec = rec.join(naive, on="rid", how="left").with_columns(_ts_aware=pl.lit(None, dtype=pl.Datetime("us", "UTC")))
+    else:
+        rec = rec.with_columns(
+            _ts_aware=pl.lit(None, dtype=pl.Datetime("us", "UTC")), _ts_naive=pl.lit(None, dtype=pl.Datetime("us"))
+        )
+    if cont.height:
+        tails = cont.group_by("rid").agg(
+            line_end=pl.col("line").max(), _cont=pl.col("text").str.join("\n")
+        )
+        rec = rec.join(tails, on="rid", how="left", maintain_order="left")
+        rec = rec.with_columns(
+            line_end=pl.coalesce(pl.col("line_end"), pl.col("line")),
+            msg=pl.when(pl.col("_cont").is_not_null())
+            .then(pl.concat_str([pl.col("msg"), pl.lit("\n"), pl.col("_cont")]))
+            .otherwise(pl.col("msg")),
+        ).drop("_cont")
+    else:
+        rec = rec.with_columns(line_end=pl.col("line"))
+    return rec
+
+
+def _head_groups(layout: Layout) -> set[str]:
+    return set(re.compile(layout.head_capture).groupindex)
+
+
+def _normal_level(expr: pl.Expr) -> pl.Expr:
+    up = expr.str.strip_chars().str.to_uppercase()
+    return up.replace(LEVELS)

@@ -1,0 +1,141 @@
+"""The events table of a set of inputs: every file read with the matcher's prefilter, matched,
+tagged with its file and path, time-filtered, and ordered (time, then file, then line)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from logsleuth.errors import LogsleuthError
+
+from logsleuth.recognise.matcher import Matcher
+from logsleuth.recognise.packs import PackSet
+from logsleuth.ingest.reader import iter_read
+from logsleuth.ingest.inputs import InputReport, ReadOptions
+
+
+@dataclass
+class EventFilter:
+    since_text: str | None = None  # absolute or relative (see timeparse.parse_when)
+    until_text: str | None = None
+    zone: str = "UTC"  # for zone-less absolute times
+    events: list[str] = field(default_factory=list)  # names or globs
+    systems: list[str] = field(default_factory=list)
+    since: dt.datetime | None = None  # resolved once the inputs' time span is known
+    until: dt.datetime | None = None
+
+    def resolve(self, first: dt.datetime | None, last: dt.datetime | None) -> None:
+        from logsleuth.ingest.timeparse import parse_when
+
+        if self.since_text:
+            self.since = parse_when(self.since_text, self.zone, first, last)
+        if self.until_text:
+            self.until = parse_when(self.until_text, self.zone, first, last)
+        if self.since and self.until and self.since > self.until:
+            raise LogsleuthError(f"--since ({self.since:%Y-%m-%d %H:%M:%S} UTC) is after --until ({self.until:%Y-%m-%d %H:%M:%S} UTC)")
+        if first is not None and last is not None and ((self.since and self.since > last) or (self.until and self.until < first)):
+            raise LogsleuthError(
+                f"--since/--until select nothing: the logs run from {first:%Y-%m-%d %H:%M:%S} to {last:%Y-%m-%d %H:%M:%S} UTC"
+            )
+
+    def expr(self) -> pl.Expr:
+        e = pl.lit(True)
+        if self.since is not None:
+            e = e & (pl.col("ts") >= self.since)
+        if self.until is not None:
+            e = e & (pl.col("ts") <= self.until)
+        return e
+
+    def check(self, packs: PackSet) -> None:
+        """An --event or --system that no pack can produce is a typo: say so (exit 2), rather than
+        answer "no events"."""
+        events = sorted({p.event for p in packs.patterns})
+        for w in self.events:
+            if not any(fnmatch.fnmatchcase(e, w) for e in events):
+                close = [e for e in events if w.strip("*").lower() in e.lower()][:6]
+                hint = f" (did you mean {', '.join(close)}?)" if close else " (see 'logsleuth patterns list')"
+                raise LogsleuthError(f"--event {w!r}: no pattern emits such an event{hint}")
+        systems = {p.system for p in packs.patterns} | {p.pack for p in packs.patterns}
+        for w in self.systems:
+            if w not in systems:
+                raise LogsleuthError(f"--system {w!r}: unknown (known: {', '.join(sorted(systems))})")
+
+    def keep_names(self, names: list[str], wanted: list[str]) -> list[str]:
+        return [n for n in names if any(fnmatch.fnmatchcase(n, w) for w in wanted)]
+
+
+@dataclass
+class EventSet:
+    events: pl.DataFrame
+    inputs: list[InputReport]
+    files: list[str]
+
+    @property
+    def span(self) -> tuple[dt.datetime | None, dt.datetime | None]:
+        firsts = [r.first_ts for r in self.inputs if r.first_ts is not None]
+        lasts = [r.last_ts for r in self.inputs if r.last_ts is not None]
+        return (min(firsts) if firsts else None, max(lasts) if lasts else None)
+
+
+def file_enum(names: list[str]) -> pl.Enum:
+    """The dtype of the events' ``file`` column: the input names, sorting in this order."""
+    return pl.Enum(list(dict.fromkeys(names)))
+
+
+def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilter | None = None, templates: bool = False) -> EventSet:
+    """``templates``: also count every unrecognised record per template and minute (for "what else
+    changed"; costs a full parse of every record)."""
+    if flt is not None:
+        flt.check(packs)
+    matcher = Matcher(packs)
+    reduce = None
+    if templates:
+        from logsleuth.recognise.templates import reducer
+
+        reduce = reducer(matcher)
+    frames: list[pl.DataFrame] = []
+    files: list[str] = []
+    reports: list[InputReport] = []
+    seen: dict[tuple, str] = {}
+    for i, (rep, recs) in enumerate(iter_read(paths, opts, select=matcher.prefilter, reduce=reduce)):
+        files.append(rep.name)
+        reports.append(rep)
+        fp = rep.stats.fingerprint
+        if fp is not None and fp in seen:  # a copy (foo.log and foo.log.bak): counted once
+            rep.skipped_input = f"same content as {seen[fp]} (read once)"
+            rep.reduced = None
+            del recs
+            continue
+        if fp is not None:
+            seen[fp] = rep.name
+        ev = matcher.match(recs)
+        del recs  # only the events of each input are kept
+        rep.events = ev.height
+        matched_records = ev.select(pl.col("line").n_unique()).item() if ev.height else 0
+        rep.unmatched_records = rep.records - matched_records
+        frames.append(ev.with_columns(file=pl.lit(rep.name), path=pl.lit(rep.name)))
+    if frames:
+        events = pl.concat(frames, how="diagonal_relaxed")
+    else:
+        events = matcher.empty(pl.DataFrame()).with_columns(file=pl.lit(None, dtype=pl.String), path=pl.lit(None, dtype=pl.String))
+    # ``file``: the file a line is in, ordered as the inputs were read (ties in time keep that order);
+    # ``path``: the log it belongs to (the same, until analysis groups rotated segments)
+    events = events.with_columns(pl.col("file").cast(file_enum(files)))
+    events = events.sort(["ts", "file", "line"], nulls_last=True, maintain_order=True)
+    out = EventSet(events, reports, files)
+    if flt is not None:
+        flt.resolve(*out.span)
+        if flt.since or flt.until:
+            events = events.filter(flt.expr())
+        if flt.events:
+            events = events.filter(pl.col("event").is_in(flt.keep_names(events["event"].unique().to_list(), flt.events)))
+        if flt.systems:
+            events = events.filter(pl.col("system").is_in(flt.systems) | pl.col("pack").is_in(flt.systems))
+        out.events = events
+        counts = dict(events.group_by("path").len().iter_rows()) if events.height else {}
+        for rep in out.inputs:
+            rep.events = int(counts.get(rep.name, 0))
+    return out

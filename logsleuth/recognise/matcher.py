@@ -1,0 +1,118 @@
+"""Records -> events, as Polars expressions.
+
+1. A literal prefilter (each pattern's required text, Aho-Corasick via ``str.contains_any``) runs on
+   every line while the record stream is read; only records with a hit are parsed at all.
+2. For each pattern, the selected records are narrowed by its own literal and its logger scope,
+   and only those run the regex (``str.extract_groups`` on the Rust engine: linear time).
+3. The output is the events table: the record columns, ``system``, ``component``, ``pack``,
+   ``pattern``, ``event``, ``severity`` and one typed column per vocabulary field.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import polars as pl
+
+from logsleuth.recognise.packs import Pattern, PackSet
+
+EVENT_COLUMNS = ["system", "component", "pack", "pattern", "event", "severity"]
+
+
+class Matcher:
+    def __init__(self, packs: PackSet, patterns: list[Pattern] | None = None):
+        self.packs = packs
+        self.patterns = patterns if patterns is not None else packs.patterns
+        cs = sorted({s for p in self.patterns if not p.ignore_case for s in p.contains})
+        ci = sorted({s.lower() for p in self.patterns if p.ignore_case for s in p.contains})
+        self._cs = cs
+        self._ci = ci
+        # Rust's literal searcher is much faster under 64 literals: split the set, OR the parts
+        # (Polars evaluates them side by side); measured 0.53 s -> 0.42 s per 1.5M lines here
+        parts = max(1, math.ceil(len(cs) / 64))
+        k = max(1, math.ceil(len(cs) / parts))  # literals per alternation, the parts about equal
+        self._alternations = ["|".join(re.escape(x) for x in cs[i : i + k]) for i in range(0, len(cs), k)]
+        self._alternation_ci = "(?i)" + "|".join(re.escape(x) for x in ci) if ci else ""
+
+    def prefilter(self, column: str = "text") -> pl.Expr:
+        """True for a line that contains some pattern's required literal.
+
+        Alternations of escaped literals (at most 64 each, ORed): Rust's regex engine compiles each
+        to a literal multi-substring searcher, measured ~1.8x faster here than ``str.contains_any``."""
+        parts = [pl.col(column).str.contains(a) for a in self._alternations]
+        if self._alternation_ci:
+            parts.append(pl.col(column).str.contains(self._alternation_ci))
+        return pl.any_horizontal(parts) if parts else pl.lit(False)
+
+    def match(self, records: pl.DataFrame, text: str = "msg") -> pl.DataFrame:
+        """Events of ``records`` (every pattern that matches a record gives one event)."""
+        if records.height == 0:
+            return self.empty(records)
+        records = records.with_row_index("_rec")
+        candidates = self._candidates(records, text)
+        out: list[pl.DataFrame] = []
+        for p_index, rec_ids in candidates:
+            p = self.patterns[p_index]
+            cand = records.filter(pl.col("_rec").is_in(rec_ids.implode()))
+            if p.scope_regex:
+                cand = cand.filter(pl.col("logger").is_null() | pl.col("logger").str.contains(p.scope_regex))
+            hit = cand.filter(pl.col(text).str.contains(p.regex))
+            if hit.height == 0:
+                continue
+            cols = [pl.lit(v).alias(k) for k, v in zip(EVENT_COLUMNS, (p.system, p.component, p.pack, p.id, p.event, p.severity))]
+            if p.fields:
+                groups = pl.col(text).str.extract_groups(p.regex)
+                cols += [groups.struct.field(f).cast(self.packs.field_type(f), strict=False).alias(f) for f in p.fields]
+            out.append(hit.with_columns(cols))
+        if not out:
+            return self.empty(records.drop("_rec"))
+        ev = pl.concat(out, how="diagonal_relaxed").sort("_rec", maintain_order=True).drop("_rec")
+        return self._complete(ev)
+
+    def _candidates(self, records: pl.DataFrame, text: str) -> list[tuple[int, pl.Series]]:
+        """(pattern index, record ids) pairs whose record contains the pattern's literal: one
+        Aho-Corasick pass over the text for all literals at once."""
+        owners: dict[tuple[str, bool], list[int]] = {}
+        for i, p in enumerate(self.patterns):
+            for lit in p.contains:
+                key = (lit.lower(), True) if p.ignore_case else (lit, False)
+                owners.setdefault(key, []).append(i)
+        pairs: list[pl.DataFrame] = []
+        for ci in (False, True):
+            lits = sorted({k[0] for k in owners if k[1] == ci})
+            if not lits:
+                continue
+            found = records.select(
+                "_rec", _lit=pl.col(text).str.extract_many(lits, overlapping=True, ascii_case_insensitive=ci)
+            ).explode("_lit").drop_nulls("_lit")
+            if ci:
+                found = found.with_columns(pl.col("_lit").str.to_lowercase())
+            table = pl.DataFrame(
+                [(lit, i) for (lit, c), idx in owners.items() if c == ci for i in idx],
+                schema={"_lit": pl.String, "_p": pl.Int64},
+                orient="row",
+            )
+            pairs.append(found.join(table, on="_lit").select("_p", "_rec"))
+        if not pairs:
+            return []
+        allp = pl.concat(pairs).unique(maintain_order=True)
+        return [(int(k[0]), g["_rec"]) for k, g in allp.group_by("_p", maintain_order=True)]
+
+    def _narrow(self, p: Pattern, text: str) -> pl.Expr:
+        col = pl.col(text)
+        lit = col.str.contains_any(list(p.contains), ascii_case_insensitive=p.ignore_case)
+        if p.scope_regex:
+            lit = lit & (pl.col("logger").is_null() | pl.col("logger").str.contains(p.scope_regex))
+        return lit
+
+    def empty(self, records: pl.DataFrame) -> pl.DataFrame:
+        ev = records.clear().with_columns([pl.lit(None, dtype=pl.String).alias(c) for c in EVENT_COLUMNS])
+        return self._complete(ev)
+
+    def _complete(self, ev: pl.DataFrame) -> pl.DataFrame:
+        """Every vocabulary field as a typed column, in a stable order."""
+        missing = [pl.lit(None, dtype=self.packs.field_type(f)).alias(f) for f in self.packs.vocabulary if f not in ev.columns]
+        if missing:
+            ev = ev.with_columns(missing)
+        return ev

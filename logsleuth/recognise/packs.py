@@ -1,0 +1,443 @@
+"""Pattern packs: data files (``patterns/packs/*.toml``) that turn records into typed events.
+
+A pack covers one system/component (Pulsar broker, Pulsar Java client, Kafka Java producer,
+sarama). Each pattern names the event it emits, its severity, an optional logger scope, one regex
+with named groups from the field vocabulary (``patterns/fields.toml``), the versions whose text it
+matches, and samples: real-looking log lines with the fields each must yield. The format is
+documented in docs/patterns.md. Loading checks everything that can be checked without running a
+sample; :mod:`logsleuth.recognise.packcheck` runs the samples.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import polars as pl
+
+from logsleuth.errors import PackError
+from logsleuth.resources import patterns_dir
+
+try:  # Python 3.11+
+    import re._constants as _c
+    import re._parser as _sre
+except ImportError:  # pragma: no cover
+    import sre_constants as _c  # type: ignore[no-redef]
+    import sre_parse as _sre  # type: ignore[no-redef]
+
+SEVERITIES = ("debug", "info", "notice", "warning", "error", "critical")
+TYPES = {"str": pl.String, "int": pl.Int64, "float": pl.Float64}
+MIN_LITERAL = 4
+RESERVED = {
+    "path", "line", "line_end", "ts", "ts_text", "level", "logger", "thread", "host", "raw", "msg",
+    "text", "message", "system", "component", "pack", "pattern", "event", "severity", "file",
+}
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    type: str
+    description: str
+
+
+@dataclass(frozen=True)
+class PackSample:
+    line: str
+    fields: dict
+    also: tuple[str, ...] = ()  # other patterns this sample is meant to match too
+
+
+@dataclass(frozen=True)
+class Pattern:
+    id: str
+    pack: str
+    system: str
+    component: str
+    event: str
+    severity: str
+    regex: str
+    fields: tuple[str, ...]
+    contains: tuple[str, ...]
+    ignore_case: bool
+    scope: tuple[str, ...]
+    versions: str
+    description: str
+    samples: tuple[PackSample, ...]
+    source: str
+
+    @property
+    def scope_regex(self) -> str | None:
+        return logger_scope_regex(self.scope) if self.scope else None
+
+
+@dataclass
+class Pack:
+    id: str
+    system: str
+    component: str
+    description: str
+    versions: list[str]
+    source: str
+    patterns: list[Pattern] = field(default_factory=list)
+
+
+@dataclass
+class PackSet:
+    packs: list[Pack]
+    vocabulary: dict[str, Field]
+
+    @property
+    def patterns(self) -> list[Pattern]:
+        return [p for pack in self.packs for p in pack.patterns]
+
+    def pattern(self, pid: str) -> Pattern:
+        for p in self.patterns:
+            if p.id == pid:
+                return p
+        raise PackError(f"no pattern with id {pid!r} (see 'logsleuth patterns list')")
+
+    def field_type(self, name: str) -> pl.DataType:
+        return TYPES[self.vocabulary[name].type]
+
+
+# ----------------------------------------------------------------------------- vocabulary
+
+
+@lru_cache(maxsize=4)
+def load_vocabulary(path: Path | None = None) -> dict[str, Field]:
+    path = path or patterns_dir() / "fields.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise PackError(f"{path}: cannot read the field vocabulary ({e})") from None
+    out: dict[str, Field] = {}
+    for name, spec in data.get("field", {}).items():
+        t = spec.get("type", "str")
+        if t not in TYPES:
+            raise PackError(f"{path.name}: field {name}: type must be one of {', '.join(TYPES)}")
+        if name in RESERVED:
+            raise PackError(f"{path.name}: field {name}: the name is reserved for a record column")
+        out[name] = Field(name, t, spec.get("description", ""))
+    return out
+
+
+# ----------------------------------------------------------------------------- regex checks
+
+
+def rust_regex_error(regex: str) -> str | None:
+    """Why Polars' Rust engine rejects ``regex`` (None if it compiles)."""
+    try:
+        pl.select(pl.lit("").str.contains(regex))
+    except Exception as e:  # polars raises ComputeError
+        text = str(e)
+        if "look-around" in text or "look-behind" in text or "look-ahead" in text:
+            return (
+                "the regex uses look-around ((?=, (?!, (?<=, (?<!), which the Rust regex engine does not "
+                "support (it guarantees linear time); rewrite it without"
+            )
+        if "backreference" in text:
+            return "the regex uses a backreference (\\1, \\k<name>), which the Rust regex engine does not support"
+        text = text.split("This error occurred", 1)[0]  # Polars appends the whole expression
+        lines = [x.strip() for x in text.strip().splitlines() if x.strip()]
+        why = [x[len("error:"):].strip() for x in lines if x.startswith("error:")]
+        detail = why[0] if why else (lines[0] if lines else "unknown error")
+        if detail.startswith("regex error:"):
+            detail = detail[len("regex error:"):].strip()
+        return f"the regex does not compile: {detail[:300]}"
+    return None
+
+
+def required_literals(regex: str) -> tuple[list[str], bool] | None:
+    """Literal text every match must contain (any one of the list), and whether it is case-insensitive.
+
+    Found by walking Python's parse of the regex: the longest run of literal characters that every
+    match goes through, or a set of alternatives from a top-level alternation.
+    """
+    try:
+        parsed = _sre.parse(regex)
+    except Exception:
+        return None
+    ignore_case = bool(parsed.state.flags & re.IGNORECASE)
+    best = _req(list(parsed))
+    if not best:
+        return None
+    return (sorted({s.lower() for s in best}) if ignore_case else best), ignore_case
+
+
+def _score(alts: list[str]) -> tuple[int, int]:
+    return (min(len(s) for s in alts), -len(alts))
+
+
+def _req(seq: list) -> list[str] | None:
+    cands: list[list[str]] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if run:
+            cands.append(["".join(run)])
+            run.clear()
+
+    for op, av in seq:
+        if op is _c.LITERAL:
+            run.append(chr(av))
+            continue
+        flush()
+        if op is _c.SUBPATTERN:
+            r = _req(list(av[-1]))
+            if r:
+                cands.append(r)
+        elif op in (_c.MAX_REPEAT, _c.MIN_REPEAT) or getattr(_c, "POSSESSIVE_REPEAT", None) is op:
+            lo, _hi, sub = av
+            if lo >= 1:
+                r = _req(list(sub))
+                if r:
+                    cands.append(r)
+        elif op is _c.BRANCH:
+            rs = [_req(list(b)) for b in av[1]]
+            if rs and all(rs):
+                cands.append([s for r in rs for s in r])  # type: ignore[union-attr]
+    flush()
+    if not cands:
+        return None
+    return max(cands, key=_score)
+
+
+def logger_scope_regex(names: tuple[str, ...]) -> str:
+    """Match a logger name as printed in full, abbreviated by logback (``o.a.k.c.p.internals.Sender``)
+    or cut to its last segments (``%c{1}`` -> ``Sender``)."""
+    alts = []
+    for name in names:
+        segs = [s for s in name.split(".") if s]
+        if not segs:
+            continue
+        inner = ""
+        for seg in segs[:-1]:
+            inner = f"(?:{inner}{_abbrev(seg)}\\.)?"
+        alts.append(inner + re.escape(segs[-1]))
+    return "^(?:" + "|".join(alts) + ")$"
+
+
+def _abbrev(seg: str) -> str:
+    out = ""
+    for ch in reversed(seg[1:]):
+        out = f"(?:{re.escape(ch)}{out})?"
+    return re.escape(seg[0]) + out
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+def _line_end(regex: str) -> str:
+    """A final ``$`` means the end of the logged line, not of the record: a record may carry
+    continuation lines (a stack trace, an unprefixed stdout line), and ``.`` stops at a newline."""
+    if regex.endswith("$") and not regex.endswith("\\$"):
+        return regex[:-1] + "(?m:$)"
+    return regex
+
+
+def _err(where: str, what: str) -> PackError:
+    return PackError(f"{where}: {what}")
+
+
+def load_pack(path: Path, vocabulary: dict[str, Field]) -> Pack:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise PackError(f"{path}: cannot read ({e.strerror or e})") from None
+    except tomllib.TOMLDecodeError as e:
+        raise PackError(f"{path}: not valid TOML ({e})") from None
+    name = path.name
+    for key in ("id", "system", "description"):
+        if not isinstance(data.get(key), str) or not data[key].strip():
+            raise _err(name, f"the pack needs a {key!r} string")
+    if not isinstance(data.get("component", ""), str):
+        raise _err(name, "component must be a string")
+    versions = data.get("versions", [])
+    if not isinstance(versions, list) or not all(isinstance(v, (str, int, float)) for v in versions):
+        raise _err(name, "versions must be a list of strings")
+    entries = data.get("pattern", [])
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise _err(name, "patterns must be tables: [[pattern]]")
+    pack = Pack(
+        id=data["id"],
+        system=data["system"],
+        component=data.get("component", ""),
+        description=data["description"],
+        versions=[str(v) for v in versions],
+        source=str(path),
+    )
+    seen: set[str] = set()
+    for i, entry in enumerate(entries):
+        pid = entry.get("id")
+        where = f"{name}: pattern {pid or '#' + str(i + 1)}"
+        if not isinstance(pid, str) or not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", pid):
+            raise _err(where, "needs an 'id' of lower-case letters, digits, '.', '_' or '-'")
+        if pid in seen:
+            raise _err(where, "duplicate id")
+        seen.add(pid)
+        pack.patterns.append(_pattern(entry, pack, where, vocabulary))
+    if not pack.patterns:
+        raise _err(name, "the pack has no [[pattern]]")
+    return pack
+
+
+def _pattern(entry: dict, pack: Pack, where: str, vocabulary: dict[str, Field]) -> Pattern:
+    for key in ("event", "regex", "versions"):
+        if not isinstance(entry.get(key), str) or not entry[key].strip():
+            raise _err(where, f"needs a {key!r} string")
+    severity = entry.get("severity", "info")
+    if severity not in SEVERITIES:
+        raise _err(where, f"severity must be one of {', '.join(SEVERITIES)}")
+    regex = _line_end(entry["regex"])
+    groups = tuple(dict.fromkeys(re.findall(r"\(\?P?<([A-Za-z_][A-Za-z0-9_]*)>", regex)))
+    for g in groups:
+        if g not in vocabulary:
+            raise _err(where, f"group {g!r} is not in the field vocabulary (patterns/fields.toml)")
+    for key, kind, what in (("types", dict, "a table"), ("description", str, "a string"), ("ignore_case", bool, "true or false")):
+        if key in entry and not isinstance(entry[key], kind):
+            raise _err(where, f"{key} must be {what}")
+    types = entry.get("types", {})
+    for g, t in types.items():
+        if g not in groups:
+            raise _err(where, f"types: {g!r} is not a group of the regex")
+        if t != vocabulary[g].type:
+            raise _err(where, f"types: {g!r} is {vocabulary[g].type} in the vocabulary, not {t}")
+    contains = entry.get("contains")
+    ignore_case = False
+    if contains is None:
+        from logsleuth.cache import memo
+
+        lits = memo("literals", regex, lambda: required_literals(regex), "logsleuth.recognise.packs")
+        found = (list(lits[0]), bool(lits[1])) if lits else None
+        if found is None:
+            problem = rust_regex_error(regex)
+            if problem:
+                raise _err(where, problem)
+        if found is None or min(len(s) for s in found[0]) < MIN_LITERAL:
+            raise _err(
+                where,
+                f"cannot find {MIN_LITERAL}+ characters of literal text every match contains; "
+                "add contains = [\"...\"] (used to prefilter lines before the regex runs)",
+            )
+        contains, ignore_case = found
+    elif not isinstance(contains, list) or not contains or not all(isinstance(s, str) and len(s) >= MIN_LITERAL for s in contains):
+        raise _err(where, f"contains must be a list of strings of {MIN_LITERAL}+ characters")
+    scope = entry.get("scope", [])
+    if isinstance(scope, str):
+        scope = [scope]
+    if not isinstance(scope, list) or not all(isinstance(x, str) for x in scope):
+        raise _err(where, "scope must be a logger name or a list of them")
+    raw_samples = entry.get("sample", [])
+    if not isinstance(raw_samples, list):
+        raise _err(where, "samples must be tables: [[pattern.sample]]")
+    samples = []
+    for j, s in enumerate(raw_samples):
+        if not isinstance(s, dict) or not isinstance(s.get("line"), str):
+            raise _err(where, f"sample {j + 1} needs a 'line' string")
+        fields = s.get("fields", {})
+        if not isinstance(fields, dict):
+            raise _err(where, f"sample {j + 1}: fields must be a table")
+        for k in fields:
+            if k not in groups:
+                raise _err(where, f"sample {j + 1}: {k!r} is not a group of the regex")
+        also = s.get("also", [])
+        if not isinstance(also, list) or not all(isinstance(x, str) for x in also):
+            raise _err(where, f"sample {j + 1}: also must be a list of pattern ids")
+        samples.append(PackSample(s["line"], dict(fields), tuple(also)))
+    if not samples:
+        raise _err(where, "every pattern needs at least one [[pattern.sample]]")
+    return Pattern(
+        id=entry["id"],
+        pack=pack.id,
+        system=pack.system,
+        component=pack.component,
+        event=entry["event"],
+        severity=severity,
+        regex=regex,
+        fields=groups,
+        contains=tuple(contains),
+        ignore_case=ignore_case or bool(entry.get("ignore_case", False)),
+        scope=tuple(scope),
+        versions=entry["versions"],
+        description=entry.get("description", ""),
+        samples=tuple(samples),
+        source=pack.source,
+    )
+
+
+def check_regexes(packs: list[Pack]) -> None:
+    """Every regex must compile on Polars' Rust engine: one batch, then one by one to name the culprit."""
+    from logsleuth.cache import memo
+
+    pats = [p for pack in packs for p in pack.patterns]
+    if not pats:
+        return
+
+    def all_compile() -> bool:
+        try:
+            pl.select([pl.lit("").str.contains(p.regex).alias(str(i)) for i, p in enumerate(pats)])
+            return True
+        except Exception:
+            return False
+
+    key = "\x00".join(p.regex for p in pats)
+    if memo("rust-ok", key, all_compile, "logsleuth.recognise.packs"):
+        return
+    for p in pats:
+        problem = rust_regex_error(p.regex)
+        if problem:
+            raise PackError(f"{Path(p.source).name}: pattern {p.id}: {problem}")
+
+
+def pack_problems(d: Path) -> list[str]:
+    """Every load-time problem of every pack in a directory (not just the first): for
+    ``patterns check DIR``."""
+    if not d.is_dir():
+        return [f"{d}: not a directory (packs are *.toml files in a directory)"]
+    files = sorted(d.glob("*.toml"))
+    if not files:
+        return [f"{d}: no *.toml packs in this directory"]
+    vocab = load_vocabulary()
+    out: list[str] = []
+    for f in files:
+        try:
+            pack = load_pack(f, vocab)
+            check_regexes([pack])
+        except PackError as e:
+            out.append(str(e))
+    return out
+
+
+def load_packs(extra_dirs: list[Path] | None = None) -> PackSet:
+    """Built-in packs, then the user's (``--patterns DIR``); a user pattern with a built-in id replaces it."""
+    vocab = load_vocabulary()
+    packs = [load_pack(p, vocab) for p in sorted((patterns_dir() / "packs").glob("*.toml"))]
+    builtin_ids: dict[str, Pack] = {}
+    for pack in packs:
+        for p in pack.patterns:
+            if p.id in builtin_ids:
+                raise PackError(f"{Path(pack.source).name}: pattern {p.id}: duplicate id (also in {Path(builtin_ids[p.id].source).name})")
+            builtin_ids[p.id] = pack
+    for d in extra_dirs or []:
+        if not d.is_dir():
+            raise PackError(f"{d}: --patterns needs a directory of *.toml packs")
+        files = sorted(d.glob("*.toml"))
+        if not files:
+            raise PackError(f"{d}: no *.toml packs in this directory")
+        user_ids: dict[str, str] = {}
+        for f in files:
+            pack = load_pack(f, vocab)
+            for p in pack.patterns:
+                if p.id in user_ids:
+                    raise PackError(f"{f.name}: pattern {p.id}: duplicate id (also in {user_ids[p.id]})")
+                user_ids[p.id] = f.name
+                if p.id in builtin_ids:  # override: drop the built-in one
+                    owner = builtin_ids.pop(p.id)
+                    owner.patterns = [q for q in owner.patterns if q.id != p.id]
+            packs.append(pack)
+    check_regexes(packs)
+    return PackSet([p for p in packs if p.patterns], vocab)
