@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, Result
+from conftest import ROOT, SAMPLES, Result
 
 TIMEOUT = 120  # seconds for any single run: a hang fails the test instead of the CI job
 
@@ -760,3 +760,12 @@ def test_unencodable_terminal_and_deep_json(tmp_path):
     deep = write(tmp_path / "deep.log", '{"log": "x", "a": ' + "[" * 200_000 + "\n")
     (inp,) = inspect_json(deep)
     assert inp["lines"] == 1
+
+
+def test_a_fresh_cache_with_two_inputs_read_side_by_side_never_fails(cli, tmp_path):
+    """Two inputs are read on two threads; with no cache yet both compile the built-in layouts
+    with pyparsing, whose grammar is not thread-safe (this failed about every other run)."""
+    for i in range(4):
+        r = cli("analyze", "--tz", "UTC", "-f", "json", SAMPLES / "kafka-outage", env={"LOGSLEUTH_CACHE_DIR": str(tmp_path / f"cache{i}")})
+        assert r.code == 0, r
+        assert r.json()["findings"], r

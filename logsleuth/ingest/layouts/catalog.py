@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -236,9 +237,19 @@ def load_layouts(path: Path | None = None) -> list[Layout]:
     return out
 
 
+_BUILTIN_LOCK = threading.Lock()
+
+
 @lru_cache(maxsize=1)
-def builtin_layouts() -> tuple[Layout, ...]:
+def _builtin_layouts() -> tuple[Layout, ...]:
     return tuple(load_layouts())
+
+
+def builtin_layouts() -> tuple[Layout, ...]:
+    """Loaded once, even when two inputs are read side by side (``lru_cache`` alone would let both
+    threads compile them)."""
+    with _BUILTIN_LOCK:
+        return _builtin_layouts()
 
 
 def layout_by_id(lid: str) -> Layout:

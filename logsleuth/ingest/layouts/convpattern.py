@@ -9,6 +9,7 @@ plus a :class:`TimeSpec` that says how to parse ``ts``. Everything after ``%n`` 
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 
 import pyparsing as pp
@@ -333,9 +334,16 @@ def _check_brackets(pattern: str) -> None:
         )
 
 
+# pyparsing's grammar objects are shared and not thread-safe (the first call of a parse action
+# works out its arity by trial, catching TypeError): two inputs read side by side may compile a
+# layout at the same time, so parsing is one at a time
+_PARSE_LOCK = threading.Lock()
+
+
 def _parse(pattern: str, inner: bool = False) -> list:
     try:
-        return list(_pattern_top.parse_string(pattern, parse_all=True))
+        with _PARSE_LOCK:
+            return list(_pattern_top.parse_string(pattern, parse_all=True))
     except pp.ParseBaseException as e:
         raise PatternError(f"cannot parse conversion pattern at column {e.col}: {e.msg}") from None
     except RecursionError:
