@@ -1,11 +1,21 @@
-"""Shared helpers: run the real CLI in a subprocess, as a user would."""
+"""Shared helpers: run the real CLI as a user would.
+
+``run`` calls the command line's entry point in this process (argv, stdin, stdout, stderr,
+environment and working directory as a subprocess would have them, exit code from ``SystemExit``):
+the many-shape tests stay fast. ``run_process`` (and ``run(..., process=True)``) starts a real
+``python -m logsleuth`` for what only a process shows: signals, closed pipes, file descriptors,
+settings read at import time. ``LOGSLEUTH_TEST_PROCESS=1`` runs every test in a subprocess.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import contextlib
+import io
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -27,13 +37,17 @@ class Result:
         return f"<exit {self.code}\nstdout:\n{self.out[-3000:]}\nstderr:\n{self.err[-3000:]}>"
 
 
-def run(*args: str | Path, input: bytes | str | None = None, cwd: Path | None = None, env: dict | None = None, timeout: float = 300) -> Result:
+def _env(env: dict | None) -> dict:
     e = dict(os.environ)
     e.setdefault("TZ", "UTC")
     e["COLUMNS"] = "200"
     e.pop("LOGSLEUTH_DEBUG", None)
     if env:
         e.update(env)
+    return e
+
+
+def run_process(*args: str | Path, input: bytes | str | None = None, cwd: Path | None = None, env: dict | None = None, timeout: float = 300) -> Result:
     if isinstance(input, str):
         input = input.encode("utf-8")
     proc = subprocess.run(
@@ -41,12 +55,67 @@ def run(*args: str | Path, input: bytes | str | None = None, cwd: Path | None = 
         input=input,
         capture_output=True,
         cwd=cwd,
-        env=e,
+        env=_env(env),
         timeout=timeout,
     )
     return Result(
         subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
     )
+
+
+# settings read once per process (at import or first use): a test that sets one needs a process
+_PROCESS_ENV = {"LOGSLEUTH_CHUNK_BYTES", "LOGSLEUTH_DEBUG", "PYTHONPATH", "HOME", "XDG_CACHE_HOME", "LOGSLEUTH_CACHE_DIR", "LOGSLEUTH_NO_CACHE"}
+_LOCK = threading.Lock()
+
+
+class _Stream(io.TextIOWrapper):
+    """stdout/stderr of an in-process run: text over bytes (``.buffer`` works), never a terminal."""
+
+    def __init__(self) -> None:
+        super().__init__(io.BytesIO(), encoding="utf-8", errors="strict", newline="\n", write_through=True)
+
+    def isatty(self) -> bool:
+        return False
+
+    def text(self) -> str:
+        self.flush()
+        return self.buffer.getvalue().decode("utf-8", "replace")  # type: ignore[attr-defined]
+
+
+def run_in_process(*args: str | Path, input: bytes | str | None = None, cwd: Path | None = None, env: dict | None = None) -> Result:
+    from logsleuth.cli.app import main
+
+    if isinstance(input, str):
+        input = input.encode("utf-8")
+    out, err = _Stream(), _Stream()
+    stdin = io.TextIOWrapper(io.BytesIO(input or b""), encoding="utf-8")
+    saved_env = dict(os.environ)
+    saved = (sys.stdin, sys.stdout, sys.stderr, sys.unraisablehook)
+    code = 0
+    with _LOCK:
+        cwd_before = os.getcwd()
+        try:
+            os.environ.clear()
+            os.environ.update(_env(env))
+            if cwd is not None:
+                os.chdir(cwd)
+            sys.stdin, sys.stdout, sys.stderr = stdin, out, err
+            try:
+                main([str(a) for a in args])
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        finally:
+            sys.stdin, sys.stdout, sys.stderr, sys.unraisablehook = saved
+            os.chdir(cwd_before)
+            os.environ.clear()
+            os.environ.update(saved_env)
+    return Result(subprocess.CompletedProcess(list(args), code, out.text(), err.text()))
+
+
+def run(*args: str | Path, input: bytes | str | None = None, cwd: Path | None = None, env: dict | None = None, timeout: float = 300, process: bool = False) -> Result:
+    if process or os.environ.get("LOGSLEUTH_TEST_PROCESS") or (env and _PROCESS_ENV & set(env)):
+        return run_process(*args, input=input, cwd=cwd, env=env, timeout=timeout)
+    return run_in_process(*args, input=input, cwd=cwd, env=env)
 
 
 @pytest.fixture
