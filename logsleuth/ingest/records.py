@@ -28,6 +28,7 @@ RECORD_SCHEMA = {
     "thread": pl.String,
     "msg": pl.String,
     "host": pl.String,
+    "isolated": pl.Boolean,
 }
 
 
@@ -103,6 +104,9 @@ def assemble(lines: pl.DataFrame, layout: Layout, clock: FileClock, naive: pl.Da
         "logger": pl.coalesce(field("logger"), pl.col("env_logger")),
         "thread": field("thread"),
         "msg": pl.when(msg.is_not_null()).then(msg).otherwise(pl.col("text")),
+        # did the layout isolate the message (patterns anchored at its start apply as written)?
+        # otherwise the matcher searches the whole line (an unknown layout, a wrapper in front)
+        "isolated": pl.lit(False) if layout.is_fallback else msg.is_not_null(),
         "host": pl.col("env_host"),
         "env_ts": pl.col("env_ts"),
     }

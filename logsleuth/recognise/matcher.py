@@ -52,23 +52,38 @@ class Matcher:
         records = records.with_row_index("_rec")
         candidates = self._candidates(records, text)
         out: list[pl.DataFrame] = []
+        positioned = "isolated" in records.columns
         for p_index, rec_ids in candidates:
             p = self.patterns[p_index]
             cand = records.filter(pl.col("_rec").is_in(rec_ids.implode()))
-            if p.scope_regex:
+            if p.scope_regex:  # a record without a logger is not excluded by a scope
                 cand = cand.filter(pl.col("logger").is_null() | pl.col("logger").str.contains(p.scope_regex))
-            hit = cand.filter(pl.col(text).str.contains(p.regex))
-            if hit.height == 0:
-                continue
-            cols = [pl.lit(v).alias(k) for k, v in zip(EVENT_COLUMNS, (p.system, p.component, p.pack, p.id, p.event, p.severity))]
-            if p.fields:
-                groups = pl.col(text).str.extract_groups(p.regex)
-                cols += [groups.struct.field(f).cast(self.packs.field_type(f), strict=False).alias(f) for f in p.fields]
-            out.append(hit.with_columns(cols))
+            if p.anchored and positioned:
+                # the message where the layout isolated it; elsewhere, wherever it sits in the line
+                iso = pl.col("isolated").fill_null(False)
+                parts = [(cand.filter(iso), p.regex), (cand.filter(~iso), p.boundary_regex)]
+            else:
+                parts = [(cand, p.regex)]
+            for frame, regex in parts:
+                hit = self._hits(frame, p, regex, text)
+                if hit is not None:
+                    out.append(hit)
         if not out:
             return self.empty(records.drop("_rec"))
         ev = pl.concat(out, how="diagonal_relaxed").sort("_rec", maintain_order=True).drop("_rec")
-        return self._complete(ev)
+        return self._complete(ev.drop("isolated", strict=False))
+
+    def _hits(self, cand: pl.DataFrame, p: Pattern, regex: str, text: str) -> pl.DataFrame | None:
+        if cand.height == 0:
+            return None
+        hit = cand.filter(pl.col(text).str.contains(regex))
+        if hit.height == 0:
+            return None
+        cols = [pl.lit(v).alias(k) for k, v in zip(EVENT_COLUMNS, (p.system, p.component, p.pack, p.id, p.event, p.severity))]
+        if p.fields:
+            groups = pl.col(text).str.extract_groups(regex)
+            cols += [groups.struct.field(f).cast(self.packs.field_type(f), strict=False).alias(f) for f in p.fields]
+        return hit.with_columns(cols)
 
     def _candidates(self, records: pl.DataFrame, text: str) -> list[tuple[int, pl.Series]]:
         """(pattern index, record ids) pairs whose record contains the pattern's literal: one
@@ -107,7 +122,7 @@ class Matcher:
         return lit
 
     def empty(self, records: pl.DataFrame) -> pl.DataFrame:
-        ev = records.clear().with_columns([pl.lit(None, dtype=pl.String).alias(c) for c in EVENT_COLUMNS])
+        ev = records.clear().drop("isolated", strict=False).with_columns([pl.lit(None, dtype=pl.String).alias(c) for c in EVENT_COLUMNS])
         return self._complete(ev)
 
     def _complete(self, ev: pl.DataFrame) -> pl.DataFrame:

@@ -73,6 +73,19 @@ class Pattern:
     def scope_regex(self) -> str | None:
         return logger_scope_regex(self.scope) if self.scope else None
 
+    @property
+    def anchored(self) -> bool:
+        """Written against the start of the message (``^…``): its position is the matcher's job."""
+        return self.boundary_regex != self.regex
+
+    @property
+    def boundary_regex(self) -> str:
+        """The regex for a record whose message the layout did not isolate (an unknown layout, a
+        wrapper in front of a known one): every ``^`` that anchors a top-level alternative becomes
+        "at the start of the text or after a message boundary on the first line" (whitespace,
+        ``|``, ``>``, ``]``, ``)``, ``-``, ``:``), so the text is found wherever it sits in the line."""
+        return boundary_form(self.regex)
+
 
 @dataclass
 class Pack:
@@ -204,6 +217,48 @@ def _req(seq: list) -> list[str] | None:
     if not cands:
         return None
     return max(cands, key=_score)
+
+
+# a message boundary on the first line of a record: the start, or after one of these characters
+BOUNDARY = r"(?:[^\n]*?(?:[^\S\n]|[|>\]):\-]))??"
+
+
+@lru_cache(maxsize=4096)
+def boundary_form(regex: str) -> str:
+    """``regex`` with each top-level ``^`` (after leading inline flags) searched at a boundary."""
+    flags = re.match(r"^(?:\(\?[a-zA-Z]+\))*", regex).group(0)  # type: ignore[union-attr]
+    body = regex[len(flags):]
+    alts = _top_level_alternatives(body)
+    if not any(a.startswith("^") for a in alts):
+        return regex
+    out = [f"^{BOUNDARY}(?:{a[1:]})" if a.startswith("^") else a for a in alts]
+    return flags + "|".join(out)
+
+
+def _top_level_alternatives(regex: str) -> list[str]:
+    parts, depth, start, i, in_class = [], 0, 0, 0, False
+    while i < len(regex):
+        c = regex[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+            if regex[i + 1 : i + 2] == "]" or regex[i + 1 : i + 3] == "^]":
+                i += 2 if regex[i + 1] == "]" else 3
+                continue
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            parts.append(regex[start:i])
+            start = i + 1
+        i += 1
+    parts.append(regex[start:])
+    return parts
 
 
 def logger_scope_regex(names: tuple[str, ...]) -> str:
