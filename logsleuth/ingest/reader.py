@@ -14,6 +14,7 @@ from typing import Callable, Iterator
 import polars as pl
 
 from logsleuth.ingest import envelopes
+from logsleuth.ingest import wrappers as wrap
 from logsleuth.ingest.layouts import infer
 from logsleuth.ingest.layouts.catalog import builtin_layouts
 from logsleuth.ingest.layouts.detect import MIN_RATE, SAMPLE_LINES, Detection, detect
@@ -155,7 +156,14 @@ def read_source(
     def per_line_exprs() -> dict[str, pl.Expr]:
         # one pass, so Polars runs these expressions in parallel
         assert det is not None and clock is not None
-        per_line = {"is_start": start_expr(det.layout) | (pl.col("line") == 1)}
+        if det.layout.is_fallback and (det.envelope.outer or det.envelope.wrappers):
+            # every line is a record, but one the envelope did not wrap continues the one before
+            # (a stack trace printed inside a `docker logs -t` line, a wrapped line)
+            per_line = {"is_start": pl.col("env_ts").is_not_null() | pl.col("env_naive").is_not_null() | (pl.col("line") == 1)}
+            if not (det.envelope.outer or wrap.stamped(det.envelope.wrappers)):
+                per_line = {"is_start": pl.lit(True)}
+        else:
+            per_line = {"is_start": start_expr(det.layout) | (pl.col("line") == 1)}
         if clock.time_only:
             per_line["_tod"] = stamp_expr(stamp_prefix_expr(det.layout), det.layout.time, None)[2]  # type: ignore[arg-type]
         if select is not None:

@@ -77,6 +77,11 @@ def wrappers() -> tuple[Wrapper, ...]:
     return tuple(out)
 
 
+def stamped(chain: tuple[str, ...]) -> bool:
+    """Does one of these wrappers put a stamp on every line it wraps?"""
+    return any("ets" in w.groups for w in by_id(chain))
+
+
 def by_id(ids: tuple[str, ...]) -> tuple[Wrapper, ...]:
     known = {w.id: w for w in wrappers()}
     return tuple(known[i] for i in ids)
