@@ -167,3 +167,26 @@ def test_pulsar_cpp_client_log_alone_is_read(tmp_path):
     # a C++ reconnect failure with another server error is not taken for the dangling producer
     p.write_text("\n".join(x.replace("Producer is already present on the connection", "Namespace bundle is being unloaded") for x in lines) + "\n")
     assert analyze(p)["findings"] == []
+
+
+def test_sarama_stall_names_the_broker_side_cause(tmp_path):
+    # the node sarama's stall names (producer/broker/1, kafka-0.kafka.prod.svc:9092), restarted per its own log
+    b = tmp_path / "server.log"
+    lines = [f"[2026-11-30 02:{m:02d}:{s:02d},000] INFO [GroupMetadataManager brokerId=1] Removed 0 expired offsets in 1 milliseconds. (kafka.coordinator.group.GroupMetadataManager)"
+             for m in range(40, 54) for s in range(0, 60, 5)]
+    lines += [
+        "[2026-11-30 02:54:30,100] INFO [KafkaServer id=1] shutting down (kafka.server.KafkaServer)",
+        "[2026-11-30 02:54:30,104] INFO [KafkaServer id=1] Starting controlled shutdown (kafka.server.KafkaServer)",
+        "[2026-11-30 02:54:33,000] INFO [KafkaServer id=1] shut down completed (kafka.server.KafkaServer)",
+        "[2026-11-30 03:00:20,000] INFO starting (kafka.server.KafkaServer)",
+        "[2026-11-30 03:00:31,000] INFO [KafkaServer id=1] started (kafka.server.KafkaServer)",
+    ]
+    b.write_text("\n".join(lines) + "\n")
+    d = analyze(SAMPLES / "sarama-blackhole/orders-producer.log", b)
+    [f] = by_id(d, "sarama.retry-redial-stall")
+    assert "node 1: controlled restart" in f["title"]
+    assert f["cause"]["broker_side"]["kind"] == "controlled-restart"
+    assert {e["line"] for e in cited(f, "server.log")} >= {len(lines) - 4, len(lines)}
+    d = analyze(SAMPLES / "sarama-blackhole/orders-producer.log")
+    [f] = by_id(d, "sarama.retry-redial-stall")
+    assert "broker_side" not in f["cause"]

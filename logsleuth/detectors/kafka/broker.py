@@ -26,6 +26,7 @@ find and cite a silence (``Context.records``).
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -117,8 +118,10 @@ def explain(ctx: Context, node: int | None, start: dt.datetime, end: dt.datetime
     ids = identities(bev)
     mine = ids.filter(pl.col("node") == node)
     host = _host(address)
-    if host and mine.height:
-        mine = mine.filter(pl.col("host").is_null() | (pl.col("host") == host))
+    if host and mine.height:  # another cluster's node N: refused when both name a host (or both an IP) and differ
+        ip = pl.col("host").str.contains(r"^\d+\.\d+\.\d+\.\d+$")
+        same_kind = ip == bool(re.fullmatch(r"\d+\.\d+\.\d+\.\d+", host))
+        mine = mine.filter(pl.col("host").is_null() | (pl.col("host") == host) | ~same_kind)
     logs = sorted(mine.get_column("path").to_list())
     if not logs:
         return None
