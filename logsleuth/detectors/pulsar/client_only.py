@@ -18,6 +18,7 @@ import polars as pl
 
 from logsleuth.detectors.base import evidence, fmt_duration, fmt_time, ordered_evidence, rows, safe
 from logsleuth.detectors.finding import Finding
+from logsleuth.detectors.pulsar.cpp import with_server_messages
 
 TEXT = "present on the connection"  # 'already present on …' and 3.x 'already failed to register present on …'
 REJECT_EVENTS = ["client_producer_create_failed", "client_connection_failed"]
@@ -29,7 +30,7 @@ def stuck_on_client(ev: pl.DataFrame, covered: pl.DataFrame, ends: dict, rule: t
     """Findings for producers the client logs show rejected as already present, one per client log.
     ``covered`` has the (topic, client, first, last) of the broker-side stuck producers; ``rule`` is
     (min attempts, min span in s, many attempts)."""
-    cli = ev.filter(pl.col("component") == "client")
+    cli = with_server_messages(ev.filter(pl.col("component") == "client"))  # C++ <=4.0: the message is on the line before
     fails = cli.filter(pl.col("event").is_in(REJECT_EVENTS) & pl.col("error").str.contains(TEXT, literal=True) & pl.col("topic").is_not_null())
     if fails.height == 0:
         return []
