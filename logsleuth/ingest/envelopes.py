@@ -39,7 +39,7 @@ DOCKER_TS_RE = rf"^(?P<ets>{RFC3339}) (?P<inner>.*)$"
 ANSI_RE = r"\x1b\[[0-9;?]*[A-Za-z]"
 
 TEXT_KEYS = ("log", "msg", "message", "MESSAGE", "Message", "text", "@message")
-TIME_KEYS = ("time", "ts", "@timestamp", "timestamp", "T", "datetime", "date", "_SOURCE_REALTIME_TIMESTAMP")
+TIME_KEYS = ("time", "ts", "@timestamp", "timestamp", "T", "datetime", "date", "_SOURCE_REALTIME_TIMESTAMP", "__REALTIME_TIMESTAMP")
 LEVEL_KEYS = ("level", "severity", "lvl", "levelname", "log.level", "Level", "L")
 LOGGER_KEYS = ("logger", "logger_name", "loggerName", "name", "N", "log.logger")
 ERROR_KEYS = ("error", "err", "errorVerbose", "exception")

@@ -98,33 +98,38 @@ def _fits(lines: pl.Series, w: Wrapper) -> tuple[float, pl.Series, pl.Series | N
 
 def peel_sample(sample: list[str], fit: Callable[[pl.Series], float]) -> tuple[tuple[str, ...], list[str]]:
     """The chain of wrapper ids around a file's lines (outermost first), and the lines inside it.
-    ``fit``: how well a set of lines is recognised (0..1: the best layout's record-start rate)."""
+    ``fit``: how well a set of lines is recognised (0..1: the best layout's record-start rate).
+    Chains are searched a few levels deep, so a loose wrapper (an indent) is peeled when what it
+    holds (a Markdown quote around a log4j line) is recognised once that is peeled too."""
     lines = pl.Series("t", [x for x in sample if x.strip()], dtype=pl.String)
-    chain: list[str] = []
     if lines.len() == 0:
         return (), sample
-    for _ in range(MAX_DEPTH):
-        base = fit(lines)
-        best: tuple[tuple[float, float], Wrapper, pl.Series] | None = None
-        for w in wrappers():
-            rate, peeled, host = _fits(lines, w)
-            if rate < MIN_RATE:
-                continue
-            if host is not None and w.not_hosts and set(host.drop_nulls().unique().to_list()) <= w.not_hosts:
-                continue  # e.g. a level column taken for a compose service name
-            after = fit(peeled)
-            if after < base - GAIN or (w.needs_gain and after <= base + GAIN):
-                continue
-            key = (after, rate)
-            if best is None or key > best[0]:
-                best = (key, w, peeled)
-        if best is None:
-            break
-        chain.append(best[1].id)
-        lines = best[2]
+    chain, _, _ = _search(lines, fit, MAX_DEPTH)
     if not chain:
         return (), sample
-    return tuple(chain), peel_lines(sample, tuple(chain))
+    return chain, peel_lines(sample, chain)
+
+
+def _search(lines: pl.Series, fit: Callable[[pl.Series], float], depth: int) -> tuple[tuple[str, ...], pl.Series, float]:
+    """(chain, lines inside it, how well they are recognised): the best chain from here."""
+    base = fit(lines)
+    best: tuple[tuple[str, ...], pl.Series, float] = ((), lines, base)
+    if depth == 0:
+        return best
+    for w in wrappers():
+        rate, peeled, host = _fits(lines, w)
+        if rate < MIN_RATE:
+            continue
+        if host is not None and w.not_hosts and set(host.drop_nulls().unique().to_list()) <= w.not_hosts:
+            continue  # e.g. a level column taken for a compose service name
+        sub, inner, after = _search(peeled, fit, depth - 1)
+        if "ets" in w.groups:  # the wrapper's own stamp dates the lines it wraps
+            after = max(after, rate)
+        if after < base - GAIN or (w.needs_gain and after <= base + GAIN):
+            continue
+        if (round(after, 2), len(sub) + 1) > (round(best[2], 2), len(best[0])):
+            best = ((w.id, *sub), inner, after)
+    return best
 
 
 def peel_lines(lines: list[str], chain: tuple[str, ...]) -> list[str]:

@@ -219,8 +219,9 @@ def _req(seq: list) -> list[str] | None:
     return max(cands, key=_score)
 
 
-# a message boundary on the first line of a record: the start, or after one of these characters
-BOUNDARY = r"(?:[^\n]*?(?:[^\S\n]|[|>\]):\-]))??"
+# a message boundary: the start of the record, after one of these characters on its first line,
+# or the start of a later line (an unstamped message folded into the record before it)
+BOUNDARY = r"(?:[^\n]*?(?:[^\S\n]|[|>\]):\-])|(?s:.*?)\n)??"
 
 
 @lru_cache(maxsize=4096)
