@@ -117,3 +117,11 @@ def test_a_message_is_not_found_in_the_middle_of_a_word(cli, tmp_path):
     p = tmp_path / "glued.log"
     p.write_text("2024-05-02 10:15:31 xx[/10.1.1.1:5][0]Producer with id t is already present on the connection\n" * 2)
     assert events(cli, p, "--tz", "UTC") == []
+
+
+def test_plain_words_of_other_programs_are_not_kafka_broker_events(cli, tmp_path):
+    """A Go client's 'starting' / 'started' / 'shutting down' (no logger to check a scope against)
+    is not a Kafka broker starting or stopping."""
+    p = tmp_path / "app.log"
+    p.write_text("2024/05/02 10:15:31 starting\n2024/05/02 10:15:32 started\n2024/05/02 10:15:33 shutting down\n2024/05/02 10:15:34 shut down completed\n")
+    assert [e["event"] for e in events(cli, p, "--tz", "UTC")] == []

@@ -68,6 +68,7 @@ class Pattern:
     description: str
     samples: tuple[PackSample, ...]
     source: str
+    require_scope: bool = False  # a text any program may print: only with a logger in the scope
 
     @property
     def scope_regex(self) -> str | None:
@@ -387,6 +388,9 @@ def _pattern(entry: dict, pack: Pack, where: str, vocabulary: dict[str, Field]) 
         scope = [scope]
     if not isinstance(scope, list) or not all(isinstance(x, str) for x in scope):
         raise _err(where, "scope must be a logger name or a list of them")
+    require_scope = entry.get("require_scope", False)
+    if not isinstance(require_scope, bool) or (require_scope and not scope):
+        raise _err(where, "require_scope must be true or false, and true needs a scope")
     raw_samples = entry.get("sample", [])
     if not isinstance(raw_samples, list):
         raise _err(where, "samples must be tables: [[pattern.sample]]")
@@ -422,6 +426,7 @@ def _pattern(entry: dict, pack: Pack, where: str, vocabulary: dict[str, Field]) 
         description=entry.get("description", ""),
         samples=tuple(samples),
         source=pack.source,
+        require_scope=require_scope,
     )
 
 
