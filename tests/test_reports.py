@@ -47,7 +47,7 @@ def test_html_is_self_contained_and_complete(reports):
     assert 'src="http' not in html and "href=\"http" not in html and "url(http" not in html
     assert '<div class="chart" id="timeline-chart"><svg' in html
     assert "Orders outage 2020-06-01" in html
-    assert "2 producer(s) stuck since 2020-06-01 23:10:41 UTC" in html
+    assert "2 producers stuck since 2020-06-01 23:10:41 UTC" in html
     assert "Ruled out" in html and "What to do" in html and "What else changed" in html
     assert "pulsar-broker-1.2020-06-01.log:" in html  # evidence as path:line
 
@@ -58,7 +58,7 @@ def test_markdown_references_the_chart_beside_it(reports):
     png = md.with_suffix(".png")
     assert png.exists() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert f"]({png.name})" in text
-    assert "### 1. 2 producer(s) stuck" in text and "**Evidence**" in text and "## What else changed" in text and "## Inputs and coverage" in text
+    assert "### 1. 2 producers stuck" in text and "**Evidence**" in text and "## What else changed" in text and "## Inputs and coverage" in text
 
 
 @pytest.mark.skipif(not CHROMIUM and not os.environ.get("LOGSLEUTH_REQUIRE_BROWSER"), reason="no Chromium on this machine")
