@@ -4,6 +4,7 @@ postmortem."""
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -40,6 +41,8 @@ def analyze(
     date: DateOpt = None,
     layout: LayoutOpt = None,
     layout_pattern: LayoutPatternOpt = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Everything: routine notes, all evidence and subject fields, confidence reasons, info findings in full.")] = False,
+    no_pager: Annotated[bool, typer.Option("--no-pager", help="On a terminal, do not page long output (also LOGSLEUTH_PAGER=).")] = False,
 ) -> None:
     """Find the root cause: read broker and client logs together, run every detector, report findings with evidence."""
     from logsleuth.recognise import events as ev
@@ -49,6 +52,8 @@ def analyze(
     from logsleuth.render.console import is_terminal
 
     from logsleuth.detectors import check_names
+
+    started = time.perf_counter()
 
     check_names(detector)
     opts = read_options(tz, date, layout, layout_pattern)
@@ -73,17 +78,21 @@ def analyze(
     elif not paths:
         raise LogsleuthError("no input given (name files, directories, globs, - for stdin, or --events DIR)")
     result = run(paths or [], opts, packs, flt, det_opts, detector, skew_mode=skew.value, templates=rich_report, stored=stored)
-    _emit_report(result, fmt, output)
+    _emit_report(result, fmt, output, verbose=verbose, pager=not no_pager, elapsed=time.perf_counter() - started)
     if fail_on is not None and any(at_or_above(f.severity, fail_on.value) for f in result.findings):
         raise typer.Exit(1)
 
 
-def _emit_report(result, fmt: "AnalyzeFormat", output: Path | None, title: str = "Incident analysis") -> None:
+def _emit_report(result, fmt: "AnalyzeFormat", output: Path | None, title: str = "Incident analysis", verbose: bool = False, pager: bool = True, elapsed: float | None = None) -> None:
     from logsleuth.render import json_report, markdown, report
-    from logsleuth.render.console import is_terminal, stdout_console
+    from logsleuth.render.console import is_terminal, report_console, report_width
 
     if fmt == AnalyzeFormat.terminal and output is None:
-        report.terminal(result, stdout_console())
+        con = report_console()
+        if pager and is_terminal():
+            _paged(result, con, verbose, elapsed)
+        else:
+            report.terminal(result, con, verbose=verbose, elapsed=elapsed)
         return
     if fmt == AnalyzeFormat.json:
         body = json_report.dumps(result)
@@ -110,7 +119,7 @@ def _emit_report(result, fmt: "AnalyzeFormat", output: Path | None, title: str =
 
         body = html.document(result, title)
     else:
-        body = report.text(result)
+        body = report.text(result, width=report_width(), verbose=verbose, elapsed=elapsed)
     if output is None:
         sys.stdout.write(body)
         return
@@ -119,6 +128,24 @@ def _emit_report(result, fmt: "AnalyzeFormat", output: Path | None, title: str =
     except OSError as e:
         raise LogsleuthError(f"{output}: cannot write ({e.strerror or e})") from None
     print(f"wrote {output}", file=sys.stderr)
+
+
+def _paged(result, con, verbose: bool, elapsed: float | None) -> None:
+    """The terminal report through the pager when it is longer than the screen (render/pager.py)."""
+    import io
+
+    from rich.console import Console
+
+    from logsleuth.render import pager, report
+
+    height = con.size.height
+    buf = io.StringIO()
+    shadow = Console(file=buf, width=con.width, height=height, force_terminal=True, color_system=con.color_system,
+                     markup=False, emoji=False, highlight=False, soft_wrap=False)
+    report.terminal(result, shadow, height=height, verbose=verbose, elapsed=elapsed)
+    text = buf.getvalue()
+    if not pager.page(text, height):
+        sys.stdout.write(text)
 
 
 def report(
