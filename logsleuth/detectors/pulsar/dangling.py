@@ -507,12 +507,11 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
         "If the brokers run 2.5.1 or older: upgrade to Pulsar 2.5.2 or later (PR #6881 catches every exception from "
         "topic.addProducer, so the future can no longer dangle)."
     )
-    clients = sorted({x["client"] for x in stuck_now if x["client"]})
+    targets = _restart_targets(stuck_now)
     now = (
         (
-            f"Now: restart or force a reconnect of {'the client' if len(clients) <= 1 else 'the clients'} so "
-            f"{'it opens' if len(clients) <= 1 else 'they open'} a new connection: "
-            + "; ".join(_restart_targets(stuck_now))
+            f"Now: restart or force a reconnect of {'; '.join(targets)}, so "
+            f"{'it opens' if len(targets) <= 1 else 'they open'} a new connection."
         )
         if stuck_now
         else "Nothing to restart now: "
@@ -593,31 +592,26 @@ def _who(s: dict, short: bool = False) -> str:
 
 
 def _restart_targets(stuck: list[dict]) -> list[str]:
-    """One target per client log and connection (two producers of one client are one restart)."""
+    """One target per client log and connection (two producers of one client are one restart):
+    'the client writing client-orders.log (producers 3 and 7 on /10.1.116.123:10837: <topic>, <topic>)'."""
     groups: dict = {}
     for x in stuck:
-        groups.setdefault((x["client"], x["connection"]) if x["client"] else id(x), []).append(x)
+        groups.setdefault((x["client"], x["connection"]) if x["client"] or x["connection"] else id(x), []).append(x)
     out = []
     for members in groups.values():
         x = members[0]
-        if not x["client"] or len(members) == 1:
-            out.append(_restart_target(x))
-            continue
-        what = "; ".join(
-            ("producer " + str(m["producer_id"]) if m["producer_id"] is not None else "a producer") + (f", {safe(m['topic'])}" if m["topic"] else "")
-            for m in members
-        )
-        out.append(f"{safe(x['client'])} ({what}; connection {safe(x['connection'])})")
+        ids = [str(m["producer_id"]) for m in members if m["producer_id"] is not None]
+        who = ("producer " + ids[0] if len(ids) == 1 else "producers " + ", ".join(ids[:-1]) + " and " + ids[-1]) if ids else (
+            "a producer" if len(members) == 1 else f"{len(members)} producers")
+        topics = ", ".join(safe(m["topic"]) for m in members if m["topic"])
+        what = who + (f" on {safe(x['connection'])}" if x["connection"] else "") + (f": {topics}" if topics else "")
+        if x["client"]:
+            out.append(f"the client writing {safe(x['client'])} ({what})")
+        elif x["connection"]:
+            out.append(f"the client at {safe(x['connection'])} ({what})")
+        else:
+            out.append("the client whose producer is rejected (the broker's text names no connection: look for 'Producer is already present' in the client logs)")
     return out
-
-
-def _restart_target(x: dict) -> str:
-    what = ("producer " + str(x["producer_id"]) if x["producer_id"] is not None else "a producer") + (f", {safe(x['topic'])}" if x["topic"] else "")
-    if x["client"]:
-        return f"{safe(x['client'])} ({what}, connection {safe(x['connection'])})"
-    if x["connection"]:
-        return f"the client at {safe(x['connection'])} ({what})"
-    return "the client whose producer is rejected (the broker's text names no connection: look for 'Producer is already present' in the client logs)"
 
 
 def _era(ctx: Context, ev: pl.DataFrame, members: list[dict]) -> tuple[list[str], list[str]]:
