@@ -142,7 +142,7 @@ def _paged(result, con, verbose: bool, elapsed: float | None) -> None:
     buf = io.StringIO()
     shadow = Console(file=buf, width=con.width, height=height, force_terminal=True, color_system=con.color_system,
                      markup=False, emoji=False, highlight=False, soft_wrap=False)
-    report.terminal(result, shadow, height=height, verbose=verbose, elapsed=elapsed)
+    report.terminal(result, shadow, height=height - 1, verbose=verbose, elapsed=elapsed)  # less keeps a line for its prompt
     text = buf.getvalue()
     if not pager.page(text, height):
         sys.stdout.write(text)

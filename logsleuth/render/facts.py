@@ -119,7 +119,7 @@ def reading_notes(a: Analysis, short=visible) -> Notes:
             out.warnings.append((t, t))
         sk = r.clock_skew
         if sk is not None and sk.status != "no counterpart" and r.name not in later:
-            full = short(f"{r.name}: clock {sk.describe()}")
+            full = f"{name}: clock {visible(sk.describe())}"
             if not _skew_matters(sk):
                 out.routine.append(full)
             elif sk.status == "estimated" and sk.applied:

@@ -84,6 +84,18 @@ class View:
             out.append((Text(label, style="bold") if k == 0 else Text(" " * ind)) + ln)
         return out
 
+    def table(self, t: Table, indent: int = 0) -> list[Text]:
+        """A rich table as lines of text at the width (no trailing padding)."""
+        opts = self._measure.options.update_width(self.width - indent)
+        out = []
+        for segs in self._measure.render_lines(t, opts, pad=False):
+            ln = Text(" " * indent)
+            for seg in segs:
+                ln.append(seg.text, seg.style)
+            ln.rstrip()
+            out.append(ln)
+        return out
+
     def sev(self, f: Finding) -> Text:
         return Text(f.severity.upper(), style=SEV_STYLE[f.severity])
 
@@ -124,7 +136,7 @@ class View:
         items += n.warnings
         shown = 0
         for k, (w, full) in enumerate(items):
-            wl = self.wrap(Text(w), label="! ", max_lines=2)
+            wl = self.wrap(Text(self.s(w)), label="! ", max_lines=2)
             if len(lines) + len(wl) > room - (1 if k < len(items) - 1 else 0):
                 lines += self.wrap(Text(f"+{len(items) - shown} more warnings: see Notes below", style="yellow"), label="! ")
                 break
@@ -276,9 +288,7 @@ class View:
                 tab.add_column(c, overflow="fold")
             for row in t.rows:
                 tab.add_row(*(Text(v) for v in row))
-            from rich.padding import Padding
-
-            out.append(Padding(tab, (0, 0, 0, 2)))
+            out += self.table(tab, indent=2)
         tail = []
         if t.more:
             tail.append(f"+{t.more} more")
@@ -300,17 +310,17 @@ class View:
         for r, row in zip(self.a.inputs, input_rows(self.a, self.short.path)):
             when = _clock(r.first_ts, r.last_ts) if not r.skipped_input else ""
             t.add_row(*(Text(v) for v in row[:4] + [when] + (row[6:] if self.verbose else [])))
-        out.append(t)
+        out += self.table(t)
         n = reading_notes(self.a, self.short.path)
         full = [w for _, w in n.warnings if w not in self.told]
         if full or n.routine:
             out.append(Text(""))
             out.append(Text("Notes", style="bold"))
             for w in full:
-                out += [ln for ln in self.wrap(Text(w, style="yellow"), label="  ! ")]
+                out += self.wrap(Text(self.s(w), style="yellow"), label="  ! ")
             if self.verbose:
                 for w in n.routine:
-                    out += self.wrap(Text(w, style="dim"), label="  - ")
+                    out += self.wrap(Text(self.s(w), style="dim"), label="  - ")
             elif n.routine:
                 out += self.wrap(Text(f"{counts(len(n.routine), 'routine note')} (clocks in step or corrected, rotated logs joined): -v shows {'it' if len(n.routine) == 1 else 'them'}", style="dim"), label="  ")
         out.append(Text(""))
