@@ -175,3 +175,21 @@ def test_no_pager_when_asked_or_piped(tmp_path):
     p = subprocess.run([sys.executable, "-m", "logsleuth", "analyze", "--tz", "UTC", str(SAMPLES / "pulsar-incident")],
                        capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
     assert p.returncode == 0 and not paged.exists() and "[CRITICAL]" in p.stdout
+
+
+# ----------------------------------------------------------------------------- timeline
+
+
+def test_terminal_timeline_keeps_the_findings_causes(tmp_path):
+    inc = SAMPLES / "pulsar-incident"
+    r = run("timeline", "--tz", "UTC", inc, "--format", "terminal", env={"COLUMNS": "120"})
+    assert r.code == 0, r
+    rows = {ln.split()[0]: ln for ln in r.out.splitlines() if ln.strip()}
+    # the ownership check is 3 lines among 1,729 events: the smoking gun is still a row
+    assert "bundle_not_served" in rows and "bundle_not_served" in r.out
+    assert re.search(r"^1 CRITICAL +━", r.out, re.M) and re.search(r"^2 HIGH +━", r.out, re.M)  # the periods marked
+    chart = tmp_path / "t.svg"
+    r = run("timeline", "--tz", "UTC", inc, "--chart", chart, "--format", "csv")
+    assert r.code == 0 and f"wrote {chart}" in r.err
+    body = chart.read_text()
+    assert body.count('<g class="lane"') == 3 and 'data-kind="bundle unload"' in body and 'data-event="bundle_not_served"' in body

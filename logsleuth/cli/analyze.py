@@ -26,7 +26,7 @@ def analyze(
         Optional[AnalyzeFormat],
         typer.Option("--format", "-f", help="terminal (default on a terminal), text (default when piped), markdown, html, json. markdown and html add the chart and 'what else changed' (like 'logsleuth report')."),
     ] = None,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report to this file instead of stdout (markdown: the chart is written beside it as <name>.png).")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report to this file instead of stdout (markdown: the chart is written beside it as <name>.svg).")] = None,
     fail_on: Annotated[Optional[Severity], typer.Option("--fail-on", help="Exit 1 when a finding at or above this severity exists (for CI/cron).")] = None,
     detector: Annotated[Optional[list[str]], typer.Option("--detector", "-d", help="Run only these detectors (ids or prefixes ending in *, repeatable).")] = None,
     sarama_config: Annotated[
@@ -103,13 +103,13 @@ def _emit_report(result, fmt: "AnalyzeFormat", output: Path | None, title: str =
     elif fmt == AnalyzeFormat.markdown:
         image = None
         if output is not None:
-            from logsleuth.render import chart
+            from logsleuth.render import svg
 
-            png = chart.draw(result, "png") if chart.available() else None
-            if png:
-                img_path = output.with_suffix(".png")
+            drawing = svg.render(result, standalone=True)
+            if drawing:
+                img_path = output.with_suffix(".svg")
                 try:
-                    img_path.write_bytes(png)
+                    img_path.write_text(drawing, encoding="utf-8")
                 except OSError as e:
                     raise LogsleuthError(f"{img_path}: cannot write ({e.strerror or e})") from None
                 image = img_path.name
@@ -150,7 +150,7 @@ def _paged(result, con, verbose: bool, elapsed: float | None) -> None:
 
 def report(
     paths: Paths,
-    output: Annotated[Path, typer.Option("--output", "-o", help="incident.html (one self-contained file) or incident.md (the chart is written beside it as incident.png).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="incident.html (one self-contained file) or incident.md (the chart is written beside it as incident.svg).")],
     title: Annotated[str, typer.Option("--title", help="The report's title.")] = "Incident analysis",
     around: Annotated[Optional[str], typer.Option("--around", help="The incident's time for 'what else changed' (default: where the worst finding starts).")] = None,
     window: Annotated[str, typer.Option("--window", help="With --around: the incident window after that time (the baseline is everything before it).")] = "30m",
