@@ -201,3 +201,24 @@ def test_report_evidence_has_its_notes_and_a_bounded_size(cli, tmp_path):
         text = out.read_text()
         assert out.stat().st_size < 200_000 and "A" * 1500 + "…" in text and "A" * 2000 not in text
         assert "first rejected retry of producer 0" in text and f"{broker}:1:" in text
+
+
+def test_readmes_first_command_makes_a_report_with_the_chart(cli, tmp_path):
+    """The README's first command, as written (its logsleuth parts, after `pip install .`, which
+    installs no chart extra): the terminal verdict, and an HTML report with the swimlane chart."""
+    import shlex
+
+    from conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    first = readme.split("```sh\n", 1)[1].splitlines()[0]
+    assert "pip install . &&" in first and "[report]" not in first
+    (tmp_path / "sample_logs").symlink_to(SAMPLES)
+    runs = [shlex.split(part)[1:] for part in first.split("&&") if part.strip().startswith("logsleuth ")]
+    assert len(runs) == 2
+    for args in runs:
+        r = cli(*args, cwd=tmp_path)
+        assert r.code == 0, r
+    html = (tmp_path / "incident.html").read_text()
+    lanes, kinds = _chart_counts(html)
+    assert lanes == 3 and {"shedding decision", "bundle unload", "recovered"} <= kinds

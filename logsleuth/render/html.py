@@ -81,7 +81,7 @@ def _summary(a: Analysis) -> list[str]:
     rows = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in closing(a))
     ranked = "".join(
         f'<li><a href="#finding-{i}"><span class="sev {e(f.severity)}">{e(f.severity.upper())}</span> {e(f.title)}</a> '
-        f'<span class="meta">({_conf(f)})</span></li>'
+        f'<span class="meta">· {_conf(f)}</span></li>'
         for i, f in enumerate(a.findings, 1)
     )
     return ["<h2>Summary</h2>", f"<table>{rows}</table>", f"<ol>{ranked}</ol>" if ranked else ""]

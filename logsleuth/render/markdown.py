@@ -52,7 +52,7 @@ def document(a: Analysis, title: str = "Incident analysis", image: str | None = 
         out.append(f"- **{md(k)}**: {md(v)}")
     if a.findings:
         out.append("")
-        out += [f"{i}. **{md(f.severity.upper())}** [{md(f.title)}](#{anchor(i, f)}) ({md(confidence_text(f.confidence))})" for i, f in enumerate(a.findings, 1)]
+        out += [f"{i}. **{md(f.severity.upper())}** [{md(f.title)}](#{anchor(i, f)}) · {md(confidence_text(f.confidence))}" for i, f in enumerate(a.findings, 1)]
     out.append("")
     if image:
         out += ["## Timeline", "", f"![Timeline: one lane per finding subject, the causes marked]({image})", ""]
@@ -168,6 +168,6 @@ def subjects(f: Finding) -> list[str]:
     keys = subj.all_columns(f)
     out += ["<details><summary>Every field of the subjects</summary>", ""]
     for n, s in enumerate(f.subjects, 1):
-        out.append(f"{n}\\. " + ", ".join(f"{md(k)}: {md(_cell(s.get(k)))}" for k in keys if s.get(k) is not None) + "  ")
+        out.append(f"{n}\\. " + ", ".join(f"{md(k)}: {md(_cell(s.get(k))) if s.get(k) is not None else '—'}" for k in keys) + "  ")
     out += ["", "</details>", ""]
     return out
