@@ -16,7 +16,7 @@ import datetime as dt
 
 import polars as pl
 
-from logsleuth.detectors.base import evidence, fmt_duration, fmt_time, ordered_evidence, rows, safe
+from logsleuth.detectors.base import evidence, fmt_duration, fmt_time, ordered_evidence, plural, rows, safe
 from logsleuth.detectors.finding import Finding
 from logsleuth.detectors.pulsar.cpp import with_server_messages
 
@@ -151,7 +151,7 @@ def _finding(members: list[dict], end: dt.datetime | None, references: list[str]
     reasons = [
         "- only the client log shows it: the broker's 'Producer with id … is already present on the connection', the "
         "creation that never completed and the unload behind it are not in the logs given",
-        f"+ the broker refused the same producer {', '.join(str(x['attempts']) for x in subjects)} time(s) over up to "
+        f"+ the broker refused the same producer {', '.join(str(x['attempts']) for x in subjects)} {'time' if len(subjects) == 1 and subjects[0]['attempts'] == 1 else 'times'} over up to "
         f"{fmt_duration(longest)} (a transient clash clears within seconds)",
     ]
     if closed:
@@ -159,7 +159,7 @@ def _finding(members: list[dict], end: dt.datetime | None, references: list[str]
         reasons.append(f"+ the broker closed producers on this client's connection at {fmt_time(closed[0]['closed_row']['ts'])}, just before (what a bundle unload does)")
     if not still:
         confidence -= 0.05
-        reasons.append("- the producer(s) connected again later in this log")
+        reasons.append(f"- {'the producer' if n == 1 else 'the producers'} connected again later in this log")
 
     root = (
         f"The client log {safe(path)} shows {who} rejected by the broker with 'Producer is already present on the connection' "
@@ -171,16 +171,16 @@ def _finding(members: list[dict], end: dt.datetime | None, references: list[str]
         + " No broker log given shows these rejections; the broker's log of that window tells which of the two it is."
     )
     if still:
-        title = f"{n} producer(s) rejected as 'already present on the connection' since {fmt_time(first)} (client log only)"
+        title = f"{plural(n, 'producer')} rejected as 'already present on the connection' since {fmt_time(first)} (client log only)"
     else:
-        title = f"{n} producer(s) rejected as 'already present on the connection' for up to {fmt_duration(longest)} from {fmt_time(first)} (client log only; since recovered)"
+        title = f"{plural(n, 'producer')} rejected as 'already present on the connection' for up to {fmt_duration(longest)} from {fmt_time(first)} (client log only; since recovered)"
     remediation = [
         (
             "Now: restart the application or force its Pulsar client to reconnect (close and re-create the client), so the "
-            "producer(s) get a new connection: " + "; ".join(f"{safe(x['topic'])} (producer {safe(x['producer_name'] or '?')})" for x in still) + "."
+            + ("producer gets" if len(still) == 1 else "producers get") + " a new connection: " + "; ".join(f"{safe(x['topic'])} (producer {safe(x['producer_name'] or '?')})" for x in still) + "."
         )
         if still
-        else "Nothing to restart now: the producer(s) connected again. Next time, restarting or reconnecting the client ends it at once.",
+        else f"Nothing to restart now: {'the producer' if n == 1 else 'the producers'} connected again. Next time, restarting or reconnecting the client ends it at once.",
         "Get the broker log" + (f" of {', '.join(safe(b) for b in brokers)}" if brokers else "")
         + f" from a few minutes before {fmt_time(first)} and run logsleuth on it with this file: its 'Creating producer' without "
         "'Created new producer' or 'Failed to add producer', and the bundle unload around it, confirm the cause and the version at fault.",
