@@ -100,6 +100,8 @@ def _where_time_went(budget: list[dict], coarse: bool, figure: float | None) -> 
                 parts.append(f"{fmt_s(secs, coarse)} between other lines")
         elif k == "dial_refused":
             parts.append(f"{plural(n, 'refused dial')} (≈0 s each)")
+        elif k == "dial_connected":
+            parts.append(f"{plural(n, 'dial')} that connected late ({fmt_s(secs, coarse)}: the broker reachable again)")
         else:
             each_txt = f" of ≈{fmt_s(each, coarse and each >= 1)}" if each is not None else ""
             total = n * each if (coarse and each is not None) else secs
@@ -248,7 +250,7 @@ def root_cause(inc: Incident, t: Timing, cmp: Comparison, aft: dict) -> str:
         back = aft["recovered"][0]
         root += (
             (f" In all, {plural(errs, 'error')} {'was' if errs == 1 else 'were'} returned for {tp_text} before " if errs else f" {tp_text} ")
-            + f"{'they' if errs else ''}{' ' if errs else ''}delivered again at {back['ts'].strftime('%H:%M:%S')} UTC ({line_ref(back | {'path': path})})."
+            + f"{'they' if errs else ''}{' ' if errs else ''}delivered again at {back['ts'].strftime('%H:%M:%S')} UTC."
         ).replace("  ", " ")
     if kind == "blackhole" and longest_next and send_observed and longest_next > send_observed * 1.3:
         root += (
