@@ -263,3 +263,20 @@ def test_pre_1_20_texts_are_recognised_and_timed(path):
     assert s["topic_partition"] == "catalog/3" and s["kind"] == "blackhole"
     assert abs(s["stall_seconds"] - 50.85) <= 1.0 and f["details"]["model"]["fits"] is True
     assert s["read_timeouts"] == 2 and s["dial_timeouts"] == 4
+
+
+def test_application_lines_that_name_no_partition_do_not_bound_the_stall(tmp_path):
+    """With several partitions in the log, an application line naming none may be another partition's:
+    it neither ends the stall nor bounds its start; the start is the [closing] line minus the printed
+    Net.ReadTimeout (an estimate: no earlier line is known to be about these partitions)."""
+    text = (SAMPLES / "sarama-cluster" / "orders-async.log").read_text()
+    text = re.sub(r"delivered to partition \d+ at offset", "delivered at offset", text)
+    text = re.sub(r"to partition \d+ failed", "failed", text)
+    p = tmp_path / "unnamed.log"
+    p.write_text(text)
+    (f,) = stalls(analyze(p))
+    t = truth("sarama-cluster/orders-async.log")
+    assert sorted(s["topic_partition"] for s in f["subjects"]) == t["tps"]
+    s = f["subjects"][0]
+    assert s["start_bound"] == "estimated" and abs((ts(s["from"]) - t["write"]).total_seconds()) <= 0.05
+    assert abs((ts(s["to"]) - t["first_error"]).total_seconds()) <= 0.05

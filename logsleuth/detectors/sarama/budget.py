@@ -145,7 +145,7 @@ def measure(inc: Incident, df: pl.DataFrame, printed: dict | None = None) -> Tim
         stall -= skipped + idle
         start_estimated = bool(skipped)
         if skipped:
-            start_bound, start_from = "estimated", "the first chain line minus its wait (no application line precedes the chain)"
+            start_bound, start_from = "estimated", "the first chain line minus its wait (no application line before the chain is known to be about these partitions)"
         if inside:
             # the log begins inside the chain: what came before its first line is known only from the
             # application's own figure ('send … failed after 180.85s')

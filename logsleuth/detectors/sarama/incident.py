@@ -140,6 +140,10 @@ def _line_before(df: pl.DataFrame, ep: Episode, first_idx: int) -> dict | None:
     other_app = (pl.col("ok") | pl.col("app_error")) & pl.col("app_partition").is_not_null() & (
         ~pl.col("app_partition").is_in(list(parts)) | (pl.col("app_topic").is_not_null() & ~pl.col("app_topic").is_in(list(topics)))
     )
+    # with several partitions in the log, an application line that names none may be another partition's
+    several = df.filter(pl.col("topic").is_not_null() & pl.col("partition").is_not_null()).select("topic", "partition").unique().height > 1
+    if several:
+        other_app = other_app | ((pl.col("ok") | pl.col("app_error")) & pl.col("app_partition").is_null())
     other_sarama = pl.col("internal") & (
         (pl.col("topic").is_not_null() & pl.col("partition").is_not_null() & ~tp_col.is_in(list(tps)))
         | (pl.col("node").is_not_null() & (pl.col("node") >= 0) & (pl.lit(ep.broker.node is not None)) & (pl.col("node") != (ep.broker.node if ep.broker.node is not None else -2)))

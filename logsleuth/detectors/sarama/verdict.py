@@ -37,7 +37,7 @@ def confidence(inc: Incident, t: Timing, cmp: Comparison) -> tuple[float, list[s
         )
     if skipped:
         reasons.append(
-            f"no application line precedes the chain (the last line, {fmt_s(pre_gap)} earlier, is sarama's own): "
+            f"no application line before the chain is known to be about these partitions (the last line that can be, {fmt_s(pre_gap)} earlier, is sarama's own): "
             "the start is estimated as the first line minus its wait"
         )
     if inside:
