@@ -501,7 +501,7 @@ def test_sample_generator_is_deterministic(tmp_path):
 
     gen = SAMPLES / "generators" / "kafka.py"
     subprocess.run([sys.executable, str(gen), "--out", str(tmp_path)], check=True, capture_output=True)
-    for d in ("kafka-outage", "kafka-outage-spring", "kafka-callback", "kafka-recovered"):
+    for d in ("kafka-outage", "kafka-outage-spring", "kafka-callback", "kafka-recovered", "kafka-untimed"):
         for f in (SAMPLES / d).iterdir():
             assert (tmp_path / d / f.name).read_bytes() == f.read_bytes(), f
 
@@ -1160,3 +1160,34 @@ def test_consumer_lines_leave_the_producer_finding_and_its_numbers_alone(tmp_pat
     (d,) = of(mixed, "kafka.delivery-timeout")
     assert per_tp(d) == {"orders-0": (4, 1)}
     assert (d["cause"]["from"], d["cause"]["to"], d["cause"]["failed_connections"]) == ("2024-05-02T10:14:00.000Z", "2024-05-02T10:18:40.000Z", 15)
+
+
+# ----------------------------------------------------------------------------- no time stamps to tell the loggers apart
+
+UNTIMED = SAMPLES / "kafka-untimed"
+
+
+@pytest.mark.parametrize("name", ["shipping-console.log", "shipping-shipped.json"])
+def test_one_batch_quoted_by_several_loggers_without_time_stamps_counts_once(name):
+    """A console pattern without %d (read as plain messages), as is and as a shipper forwards it
+    without a time: every expired record is quoted three times (Spring's listener, the application's
+    KafkaProducerException and its Caused by), one line each, with no time and no logger to tell
+    them apart. Each batch counts once: shipments-2 three batches of 1 record (120004 ms, 120019 ms,
+    and 120004 ms again after 150 other lines), shipments-0 one of 3."""
+    doc = analyze(UNTIMED / name, "--format", "json").json()
+    (f,) = of(doc, "kafka.delivery-timeout")
+    assert per_tp(f) == {"shipments-0": (3, 1), "shipments-2": (3, 3)}
+    assert (f["details"]["records"], f["details"]["batches"], f["details"]["log_records"]) == (6, 4, 18)
+    lines = (UNTIMED / name).read_text()
+    assert lines.count("Expiring 1 record(s) for shipments-2:120004 ms") == 6  # 2 batches × 3 quotes
+    r = analyze(UNTIMED / name, "--format", "text")
+    assert "6 records expired undelivered on 2 partitions" in r.out
+
+
+def test_untimed_layouts_are_recognised():
+    from conftest import run
+
+    r = run("inspect", UNTIMED)
+    assert r.code == 0
+    assert sorted(re.findall(r"^envelope\s+(\S+)", r.out, re.M)) == ["json", "none"]
+    assert re.findall(r"^layout\s+(\S+)", r.out, re.M) == ["message-only", "message-only"]

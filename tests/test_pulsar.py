@@ -335,3 +335,85 @@ def test_a_time_window_narrows_what_is_shown_not_what_is_known(cli):
     assert len(doc["findings"]) < len(cli("analyze", "--tz", "UTC", INCIDENT, "--format", "json").json()["findings"])
     t = cli("analyze", "--tz", "UTC", INCIDENT, "--since", "-30m", "--format", "text").out
     assert "the detectors read the whole logs" in t
+
+
+# ----------------------------------------------------------------------------- Pulsar before 2.4: an hour-old creation
+
+PRE24 = SAMPLES / "pulsar-pre24"
+# broker log, its stuck producer's connection and topic, the line of its unanswered creation
+PRE24_CASES = [
+    ("pulsar-broker-a.2019-04-02.log", "/10.1.20.7:41234", "persistent://public/default/orders"),
+    ("pulsar-broker-b.log", "/10.1.30.4:38817", "persistent://public/default/payments"),
+]
+
+
+@pytest.mark.parametrize("name,conn,topic", PRE24_CASES)
+def test_pre_2_4_rejection_names_the_producer_from_an_hour_old_creation(cli, name, conn, topic):
+    """Pulsar 2.3 rejects with '[conn][topic] Producer is already present on the connection' (no id). The
+    producer is the one creation on that connection and topic that nothing answered — 65 minutes before
+    the first rejection; a creation on another connection that nothing answered either, but whose
+    connection closed, is not it; an answered one on the same connection is not it."""
+    path = PRE24 / name
+    text = path.read_text().splitlines()
+    creation = next(i for i, x in enumerate(text, 1) if f"[{conn}][{topic}] Creating producer" in x)
+    first = next(i for i, x in enumerate(text, 1) if "Producer is already present on the connection" in x)
+    r = cli("analyze", "--tz", "UTC", path, "--format", "json")
+    assert r.code == 0, r
+    (f,) = dangling(r.json())
+    (s,) = f["subjects"]
+    assert (s["connection"], s["producer_id"], s["topic"]) == (conn, 0, topic)
+    assert s["identity_from_line"] == creation and s["dangling_creation_line"] == creation
+    assert s["attempts"] == 40 and s["resolved_by"] == "connection closed (client reconnected)"
+    assert s["first_seen"].startswith("2019-04-02T09:10:1")
+    # the creation is an hour before the first rejection: far outside the 10 minutes it used to look back
+    from datetime import datetime
+
+    def stamp(line: str) -> datetime:
+        m = re.search(r"(\d{2}:\d{2}:\d{2})\.\d{3}", line)
+        return datetime.strptime(m.group(1), "%H:%M:%S")
+
+    assert (stamp(text[first - 1]) - stamp(text[creation - 1])).total_seconds() > 3600
+    t = cli("analyze", "--tz", "UTC", path, "--format", "text").out
+    assert "None" not in t and f"producer 0 ({topic}) on {conn}" in t
+
+
+def test_pre_2_4_layouts_are_recognised(cli):
+    r = cli("inspect", "--tz", "UTC", PRE24)
+    assert r.code == 0
+    layouts = re.findall(r"^layout\s+(\S+)", r.out, re.M)
+    assert sorted(layouts) == ["log4j-datetime-thread", "pulsar-broker-2x"]
+
+
+def test_pre_2_4_two_unanswered_creations_name_no_producer_and_a_closed_one_does_not_count(cli, tmp_path):
+    """Two unanswered creations on the same connection and topic: the rejection cannot tell which (no id).
+    The same two where the first's connection closed (the port reused later): the second is the one."""
+    conn, topic = "/10.1.20.7:41234", "persistent://public/default/orders"
+    sc = "org.apache.pulsar.broker.service.ServerCnx"
+
+    def line(t: str, level: str, msg: str) -> str:
+        return f"2019-04-02 {t}.000 [pulsar-io-21-2] {level:<5} {sc} - {msg}\n"
+
+    head = [
+        line("08:05:00", "INFO", f"[{conn}][{topic}] Creating producer. producerId=0"),
+        line("08:30:00", "INFO", f"[{conn}][{topic}] Creating producer. producerId=3"),
+    ]
+    rejects = [line(f"09:{10 + m:02d}:00", "WARN", f"[{conn}][{topic}] Producer is already present on the connection") for m in range(10)]
+    p = tmp_path / "broker.log"
+    p.write_text("".join(head + rejects))
+    (f,) = dangling(cli("analyze", "--tz", "UTC", p, "--format", "json").json())
+    assert f["subjects"][0]["producer_id"] is None
+    closed = [head[0], line("08:10:00", "INFO", f"Closed connection from {conn}"), line("08:29:00", "INFO", f"New connection from {conn}"), head[1]]
+    p.write_text("".join(closed + rejects))
+    (f,) = dangling(cli("analyze", "--tz", "UTC", p, "--format", "json").json())
+    (s,) = f["subjects"]
+    assert s["producer_id"] == 3 and s["dangling_creation_line"] == 4
+
+
+def test_pre_2_4_generator_is_deterministic_and_the_samples_are_its_output(tmp_path):
+    import subprocess
+    import sys
+
+    gen = SAMPLES / "generators" / "pulsar_pre24.py"
+    subprocess.run([sys.executable, str(gen), str(tmp_path)], check=True, capture_output=True)
+    for f in PRE24.iterdir():
+        assert (tmp_path / "pulsar-pre24" / f.name).read_bytes() == f.read_bytes(), f

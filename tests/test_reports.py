@@ -106,10 +106,13 @@ def test_every_sample_report_has_its_swimlanes(cli, sample, tmp_path):
     r = cli("analyze", "--tz", "UTC", SAMPLES / sample, "-o", out)
     assert r.code == 0, r
     doc = cli("analyze", "--tz", "UTC", SAMPLES / sample, "--format", "json").json()
+    if not any(f["first_seen"] for f in doc["findings"]):  # a log without time stamps: no chart, and it says so
+        assert "No timestamped events to chart." in out.read_text() and "<svg" not in out.read_text()
+        return
     lanes, kinds = _chart_counts(out.read_text())
     drawn = [f for f in doc["findings"] if f["severity"] != "info"] or doc["findings"]
     assert lanes == min(30, sum(len(f["subjects"]) or 1 for f in drawn)), sample
-    if sample.startswith("pulsar"):
+    if any((f.get("cause") or {}).get("kind") == "bundle-unload" for f in doc["findings"]):
         assert "bundle unload" in kinds
         if any((f.get("cause") or {}).get("trigger") or f["id"] == "pulsar.load-shedding" for f in doc["findings"]):
             assert "shedding decision" in kinds  # the shedder's decision behind the unload

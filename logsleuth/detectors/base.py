@@ -34,6 +34,14 @@ class Context:
     _records: dict = field(default_factory=dict, repr=False)
     _coverage: dict = field(default_factory=dict, repr=False)
     _merged: dict = field(default_factory=dict, repr=False)
+    _memo: dict = field(default_factory=dict, repr=False)
+
+    def memo(self, key, make: Callable):
+        """``make()`` once per run for ``key``: what several detectors read from the same log (e.g. the
+        sarama client model that sarama.retry-redial-stall and sarama.broker-refused share)."""
+        if key not in self._memo:
+            self._memo[key] = make()
+        return self._memo[key]
 
     # A log is what the events' ``path`` names: one input, or the rotated segments of one log
     # (``path`` is then its current segment's name, and ``file`` the segment a line is in).

@@ -116,10 +116,10 @@ def assemble(lines: pl.DataFrame, layout: Layout, clock: FileClock, naive: pl.Da
     guess = rec.height > 0 and not rec["isolated"].all()
     if guess:  # records whose layout did not isolate the message: level and logger from the line's head
         head = pl.col("msg")
-        rec = rec.with_columns(
-            level=pl.coalesce(pl.col("level"), pl.when(~pl.col("isolated")).then(infer.level_expr(head))),
-            logger=pl.coalesce(pl.col("logger"), pl.when(~pl.col("isolated")).then(infer.logger_expr(head))),
-        )
+        cols = {"level": pl.coalesce(pl.col("level"), pl.when(~pl.col("isolated")).then(infer.level_expr(head)))}
+        if not layout.is_fallback:  # a class name at the start of a plain message is an exception's, not a logger
+            cols["logger"] = pl.coalesce(pl.col("logger"), pl.when(~pl.col("isolated")).then(infer.logger_expr(head)))
+        rec = rec.with_columns(**cols)
     rec = rec.with_columns(level=_normal_level(pl.col("level")))
     spec = layout.time
     if spec is not None and not clock.time_only and layout.inferred:

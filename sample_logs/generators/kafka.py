@@ -31,6 +31,9 @@ kafka-callback/          the application's Callback.onCompletion throws
                          orders-3 from com.example.orders.AckStore.record
   shipping-app.log       Spring Boot 2: ClassCastException x6 on shipments-0 and x3 on shipments-1
                          from com.example.shipping.ShipmentPublisher.lambda$publish$2
+kafka-untimed/           no time stamps: a console pattern without %d, as is and as a shipper forwards it
+  shipping-console.log   message-only: 4 expired batches / 6 records on shipments-0, shipments-2, each
+  shipping-shipped.json  record quoted by Spring's LoggingProducerListener and the application (3 lines)
 kafka-recovered/         retries that recover, nothing expires
   inventory-producer.log log4j, 3.7: node 3 leader move, NOT_LEADER_OR_FOLLOWER retries, 5 failed
                          connections within 7 s
@@ -41,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import random
 from pathlib import Path
 
@@ -562,10 +566,51 @@ def kafka_recovered(rng: random.Random) -> dict[str, str]:
     return files
 
 
+def kafka_untimed(rng: random.Random) -> dict[str, str]:
+    """A Spring Kafka service whose console pattern has no time stamp (``%-5level %logger{36} - %msg%n``,
+    read as plain messages), written as is and as a log shipper forwards it without a time
+    (``{"log": …, "stream": "stdout"}``). Every expired record is quoted by Spring's
+    LoggingProducerListener and again by the application's callback (KafkaProducerException + Caused
+    by): three lines per record, one line each, no time and no logger the layout can read to tell
+    them apart. Batches: shipments-2 1 record (120004 ms), shipments-0 3 records (120011 ms),
+    shipments-2 1 record (120019 ms), and, after a stretch of other lines, shipments-2 1 record
+    (120004 ms) again: 4 batches, 6 records."""
+    listener, app = "o.s.k.support.LoggingProducerListener", "c.e.shipping.ShipmentPublisher"
+    out: list[str] = ["INFO  c.e.shipping.Application - Started Application in 4.218 seconds (JVM running for 5.1)"]
+
+    def batch(records: int, tp: str, elapsed: int, key0: int) -> None:
+        cause = expiring(records, tp, elapsed)
+        topic, part = tp.rsplit("-", 1)
+        for k in range(key0, key0 + records):
+            out.append(f"ERROR {listener} - Exception thrown when sending a message with key='{k}' and payload='ShipmentEvent(id={k})' "
+                       f"to topic {topic} and partition {part}:")
+            out.append(cause)
+            out.append(f"ERROR {app} - could not publish shipment {k}")
+            out.append("org.springframework.kafka.core.KafkaProducerException: Failed to send; nested exception is " + cause)
+            out.append("\tat org.springframework.kafka.core.KafkaTemplate.lambda$buildCallback$4(KafkaTemplate.java:602)")
+            out.append("Caused by: " + cause)
+
+    def traffic(n: int) -> None:
+        for _ in range(n):
+            out.append(f"INFO  {app} - published shipment {rng.randint(8000, 9999)} to shipments")
+
+    traffic(12)
+    out.append("WARN  o.a.kafka.clients.NetworkClient - [Producer clientId=producer-1] Connection to node 1 (kafka-1/10.3.0.11:9092) could not be established. Broker may not be available.")
+    batch(1, "shipments-2", 120004, 7000)
+    batch(3, "shipments-0", 120011, 7001)
+    batch(1, "shipments-2", 120019, 7004)
+    traffic(150)
+    batch(1, "shipments-2", 120004, 7105)
+    traffic(5)
+    plain = "\n".join(out) + "\n"
+    shipped = "\n".join(json.dumps({"log": x, "stream": "stdout"}, ensure_ascii=False) for x in out) + "\n"
+    return {"kafka-untimed/shipping-console.log": plain, "kafka-untimed/shipping-shipped.json": shipped}
+
+
 def generate() -> dict[str, str]:
     rng = random.Random(SEED)
     files: dict[str, str] = {}
-    for build in (kafka_outage, kafka_outage_spring, kafka_callback, kafka_recovered):
+    for build in (kafka_outage, kafka_outage_spring, kafka_callback, kafka_recovered, kafka_untimed):
         files.update(build(rng))
     return files
 

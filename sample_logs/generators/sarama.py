@@ -83,6 +83,7 @@ class Scenario:
     healthy_after: int = 15  # successful sends after the first success that follows recovery
     seed: int = 1
     app_name: str = "orders-api"
+    version: tuple = (1, 22, 1)  # before 1.20, 'got error from broker while fetching metadata:' names no broker id
 
 
 @dataclass
@@ -246,7 +247,10 @@ class Sim:
                     self.log(t + self.jit(), f"client/brokers registered new broker #1 at {self.sc.addr}")
                 return t + self.jit(), None
             t += self.jit()
-            self.log(t, f"client/metadata got error from broker {b.id} while fetching metadata: {err}")
+            if self.sc.version < (1, 20):
+                self.log(t, f"client/metadata got error from broker while fetching metadata: {err}")  # Logger.Println
+            else:
+                self.log(t, f"client/metadata got error from broker {b.id} while fetching metadata: {err}")
             self.close_conn(b, t)
             if self.seeds and b is self.seeds[0]:
                 self.dead.append(self.seeds.pop(0))
@@ -550,6 +554,13 @@ SCENARIOS = [
         topic="shipments", partition=0, recover_after_errors=2, seed=22, app_name="shipping",
         start=dt.datetime(2026, 11, 30, 16, 40, 5, 500000, tzinfo=UTC),
     ),
+    # broker closed, Retry.Max=3, zap JSON: the same fast failure as the application's structured log shows it
+    Scenario(
+        path="sarama-refused/billing-api.json", kind="close", style="zap",
+        cfg=Config(dial=30.0, read=30.0, retry_max=3), addr="kafka-2.kafka:9092", ip="10.8.0.12", client_ip="10.8.1.3",
+        topic="billing", partition=5, recover_after_errors=5, seed=23, app_name="billing-api",
+        start=dt.datetime(2026, 11, 30, 18, 20, 4, 250000, tzinfo=UTC),
+    ),
     # mute broker (answers metadata, never produce), Retry.Max=3, ReadTimeout=3s: 12.31 s; zap JSON
     Scenario(
         path="sarama-silent/orders-api.json", kind="mute", style="zap",
@@ -563,6 +574,23 @@ SCENARIOS = [
         cfg=Config(dial=30.0, read=30.0, retry_max=1), addr="192.168.10.21:9092", ip="192.168.10.21",
         client_ip="192.168.10.40", topic="ledger", partition=7, recover_after_errors=1, seed=32, app_name="ledger",
         start=dt.datetime(2026, 11, 30, 20, 5, 30, 800000, tzinfo=UTC),
+    ),
+]
+
+
+# sarama before 1.22 (v1.19 texts): the same black hole, in Go's log with sarama's prefix and with none
+OLD = [
+    Scenario(
+        path="sarama-old/catalog-producer.log", kind="blackhole", style="lstd", prefix="[sarama] ", version=(1, 19, 0),
+        cfg=Config(dial=10.0, read=5.0, retry_max=2), addr="kafka-0:9092", ip="10.4.0.21", client_ip="10.4.0.9",
+        topic="catalog", partition=3, recover_after_errors=1, seed=61, app_name="catalog",
+        start=dt.datetime(2026, 11, 29, 3, 10, 0, 0, tzinfo=UTC),
+    ),
+    Scenario(
+        path="sarama-old/catalog-producer-noprefix.log", kind="blackhole", style="micro", prefix="", version=(1, 19, 0),
+        cfg=Config(dial=10.0, read=5.0, retry_max=2), addr="kafka-0:9092", ip="10.4.0.21", client_ip="10.4.0.9",
+        topic="catalog", partition=3, recover_after_errors=1, seed=62, app_name="catalog",
+        start=dt.datetime(2026, 11, 29, 4, 10, 0, 0, tzinfo=UTC),
     ),
 ]
 
@@ -608,7 +636,7 @@ def main(argv: list[str]) -> int:
         print("\n".join(bad) if bad else f"ok: {len(MEASURED)} measured runs reproduced within 11 ms")
         return 1 if bad else 0
     out = Path(argv[0]) if argv else Path(__file__).resolve().parent.parent
-    for sc in SCENARIOS:
+    for sc in SCENARIOS + OLD:
         text, _ = simulate(sc)
         p = out / sc.path
         p.parent.mkdir(parents=True, exist_ok=True)

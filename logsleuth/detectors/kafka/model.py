@@ -28,6 +28,9 @@ Built from the events table with Polars (no loop over events):
              than N callbacks. Several loggers logging the same records (Spring Kafka's
              LoggingProducerListener and the application's own callback) each see the same
              batches: the cluster counts the largest of their ceil(K_logger / N), not their sum.
+             Lines without a time stamp are one batch when they are no more than
+             ``POSITION_WINDOW_LINES`` apart in their file; such a batch whose lines name no logger
+             counts once (several loggers quoting it cannot be told from one logger quoting several).
   link       a batch belongs to the episode of its file (and client, when known) that started
              before it expired and was still going when it was created (``SLACK`` tolerance);
              among several, the one whose node the retries named for that partition, then the one
@@ -58,6 +61,7 @@ from logsleuth.detectors.base import Context
 
 EPISODE_GAP = dt.timedelta(minutes=2)  # a quieter stretch than this ends an episode
 DUP_GAP = dt.timedelta(seconds=30)  # identical expiry lines closer than this are one batch
+POSITION_WINDOW_LINES = 100  # identical expiry lines without a time stamp this close in the file are one batch
 SLACK = dt.timedelta(seconds=30)  # tolerance between a batch's lifetime and an episode window
 RECOVERY_QUIET = dt.timedelta(minutes=1)  # the file goes on this long without trouble: recovered
 DEFAULT_REQUEST_TIMEOUT_MS = 30_000
@@ -227,16 +231,21 @@ def _batches(kev: pl.DataFrame) -> pl.DataFrame:
         (pl.col("event") == "batch_expired") & (pl.col("records") > 0) & pl.col("topic_partition").is_not_null()
         & pl.col("elapsed_ms").is_not_null()
     )
-    # a new batch: the first line of its key, or one that comes DUP_GAP after the previous (lines without a
-    # time stay with the batch before them)
-    first = pl.int_range(pl.len()).over(key) == 0
-    gap = pl.col("ts").diff().over(key)
-    exp = exp.sort([*key, "ts", "file", "line"], nulls_last=True).with_columns(
-        batch=(first | (gap > DUP_GAP).fill_null(False)).cum_sum().cast(pl.Int64)
+    # a new batch: the first line of its key, or one that comes DUP_GAP after the previous. Lines without a
+    # time are told apart by their place instead: one that comes more than POSITION_WINDOW_LINES after the
+    # previous line of its key in its file starts a new batch.
+    timed = exp.filter(pl.col("ts").is_not_null()).sort([*key, "ts", "file", "line"]).with_columns(
+        _new=(pl.int_range(pl.len()).over(key) == 0) | (pl.col("ts").diff().over(key) > DUP_GAP).fill_null(False)
     )
+    untimed = exp.filter(pl.col("ts").is_null()).sort([*key, "file", "line"]).with_columns(
+        _new=(pl.int_range(pl.len()).over([*key, "file"]) == 0) | (pl.col("line").diff().over([*key, "file"]) > POSITION_WINDOW_LINES).fill_null(False)
+    )
+    exp = pl.concat([timed, untimed], how="vertical_relaxed").with_columns(batch=pl.col("_new").cum_sum().cast(pl.Int64)).drop("_new")
     # each logger logs a failed record at most once: LoggingProducerListener and the application's
     # callback both logging every record of one batch is 2N lines of one batch, not two batches. The
-    # lines of a layout without loggers are one logger (then K lines count ceil(K / N), as before).
+    # lines of a layout without loggers are one logger (then K lines count ceil(K / N), as before) —
+    # unless no time stamp tells them apart either: then several loggers quoting the one batch cannot
+    # be told from one logger quoting several, and the batch counts once.
     exp = exp.with_columns(
         lg=pl.col("logger").fill_null("") if "logger" in exp.columns else pl.lit(""),
     ).with_columns(lg_lines=pl.len().over(["batch", "lg"]))
@@ -253,6 +262,8 @@ def _batches(kev: pl.DataFrame) -> pl.DataFrame:
             client=pl.col("client").drop_nulls().first(),
             lines=pl.len(),
             loggers=pl.col("lg").n_unique(),
+            loggers_known=(pl.col("lg") != "").sum(),
+            untimed=pl.col("ts").is_null().all(),
             logger_lines=pl.col("lg_lines").max(),
             first_seen=pl.col("ts").min(),
             last_seen=pl.col("ts").max(),
@@ -260,7 +271,8 @@ def _batches(kev: pl.DataFrame) -> pl.DataFrame:
             last_row=pl.struct(*QUOTE_COLS).last(),
         )
         .with_columns(
-            batches=pl.max_horizontal(pl.lit(1), (pl.col("logger_lines") / pl.col("records")).ceil().cast(pl.Int64)),
+            batches=pl.when(pl.col("untimed") & (pl.col("loggers_known") == 0)).then(pl.lit(1, dtype=pl.Int64))
+            .otherwise(pl.max_horizontal(pl.lit(1), (pl.col("logger_lines") / pl.col("records")).ceil().cast(pl.Int64))),
             created=pl.col("first_seen") - pl.duration(milliseconds=pl.col("elapsed_ms").clip(0, MAX_MS).cast(pl.Int64)),
         )
         .with_columns(total_records=pl.col("batches") * pl.col("records"))

@@ -27,7 +27,7 @@ MIN_ATTEMPTS = 3
 MIN_SPAN_S = 30.0
 MANY_ATTEMPTS = 20
 OWNERSHIP_WINDOW = (dt.timedelta(seconds=-5), dt.timedelta(seconds=15))
-INFER_WINDOW = dt.timedelta(minutes=10)  # an id-less rejection takes its producer from an unanswered creation this close before
+INFER_WINDOW = dt.timedelta(minutes=10)  # a rejection naming neither connection nor topic takes its producer from an unanswered creation this close before
 UNLOAD_BEFORE = dt.timedelta(minutes=3)
 UNLOAD_AFTER = dt.timedelta(seconds=30)
 KEY = ["path", "connection", "producer_id"]
@@ -134,42 +134,60 @@ def _broker_side(ctx: Context, ev: pl.DataFrame, ends: dict) -> tuple[list[Findi
 
 def _creations(ev: pl.DataFrame) -> pl.DataFrame:
     """Every 'Creating producer' with the answer it got, if any: the next 'Created new producer' or
-    'Failed to add producer' of the same producer on the same connection. The 2.x 'Failed to add
+    'Failed to add producer' of the same producer on the same connection, or that connection's close
+    ('Closed connection from …': the creation cannot be answered any more). The 2.x 'Failed to add
     producer' text names the topic but no producer id: it answers the creation of that topic."""
     creating = ev.filter(pl.col("event") == "producer_creating").select(
         *KEY, "topic", cr_ts="ts", cr_row=pl.struct(pl.all())
     ).with_columns(_pid=pl.col("producer_id").fill_null(-1)).sort("cr_ts")
     answers = ev.filter(pl.col("event").is_in(["producer_created", "producer_add_failed"]))
-    by_id = answers.filter(pl.col("producer_id").is_not_null()).select(
-        "path", "connection", _pid="producer_id", a_ts="ts", a_row=pl.struct(pl.all())
-    ).sort("a_ts")
-    by_topic = answers.filter(pl.col("producer_id").is_null() & pl.col("topic").is_not_null()).select(
-        "path", "connection", "topic", t_ts="ts", t_row=pl.struct(pl.all())
-    ).sort("t_ts")
+    ts_type = ev.schema["ts"]
     out = creating
+    # each kind of answer as (ts, line, file, event) columns with its own prefix, then the earliest
+    kinds = []
+    by_id = answers.filter(pl.col("producer_id").is_not_null()).select(
+        "path", "connection", _pid="producer_id", a_ts="ts", a_line="line", a_file=pl.col("file").cast(pl.String), a_event="event"
+    ).sort("a_ts")
     if by_id.height:
         out = out.join_asof(by_id, left_on="cr_ts", right_on="a_ts", by=["path", "connection", "_pid"], strategy="forward")
-    else:
-        out = out.with_columns(a_ts=pl.lit(None, dtype=pl.Datetime("us", "UTC")), a_row=pl.lit(None))
+        kinds.append("a")
+    by_topic = answers.filter(pl.col("producer_id").is_null() & pl.col("topic").is_not_null()).select(
+        "path", "connection", "topic", t_ts="ts", t_line="line", t_file=pl.col("file").cast(pl.String), t_event=pl.lit("producer_add_failed")
+    ).sort("t_ts")
     if by_topic.height:
         out = out.join_asof(by_topic, left_on="cr_ts", right_on="t_ts", by=["path", "connection", "topic"], strategy="forward")
-        earlier = pl.col("t_ts").is_not_null() & (pl.col("a_ts").is_null() | (pl.col("t_ts") < pl.col("a_ts")))
-        out = out.with_columns(
-            answered_at=pl.when(earlier).then(pl.col("t_ts")).otherwise(pl.col("a_ts")),
-            answer=pl.when(earlier).then(pl.col("t_row").struct.field("line")).otherwise(pl.col("a_row").struct.field("line")) if by_id.height
-            else pl.col("t_row").struct.field("line"),
-            answer_file=pl.when(earlier).then(pl.col("t_row").struct.field("file")).otherwise(pl.col("a_row").struct.field("file")) if by_id.height
-            else pl.col("t_row").struct.field("file"),
-            answer_event=pl.when(earlier).then(pl.lit("producer_add_failed")).otherwise(pl.col("a_row").struct.field("event")) if by_id.height
-            else pl.when(earlier).then(pl.lit("producer_add_failed")),
-        )
-    elif by_id.height:
-        out = out.with_columns(answered_at=pl.col("a_ts"), answer=pl.col("a_row").struct.field("line"), answer_event=pl.col("a_row").struct.field("event"),
-                               answer_file=pl.col("a_row").struct.field("file"))
-    else:
-        out = out.with_columns(answered_at=pl.col("a_ts"), answer=pl.lit(None, dtype=pl.Int64), answer_event=pl.lit(None, dtype=pl.String),
-                               answer_file=pl.lit(None, dtype=pl.String))
+        kinds.append("t")
+    closes = ev.filter((pl.col("event") == "connection_closed") & pl.col("connection").is_not_null()).select(
+        "path", "connection", x_ts="ts", x_line="line", x_file=pl.col("file").cast(pl.String), x_event="event"
+    ).sort("x_ts")
+    if closes.height:
+        out = out.join_asof(closes, left_on="cr_ts", right_on="x_ts", by=["path", "connection"], strategy="forward")
+        kinds.append("x")
+    if not kinds:
+        return out.with_columns(
+            answered_at=pl.lit(None, dtype=ts_type), answer=pl.lit(None, dtype=pl.Int64), answer_event=pl.lit(None, dtype=pl.String),
+            answer_file=pl.lit(None, dtype=pl.String),
+        ).select(*KEY, "topic", "cr_ts", "cr_row", "answered_at", "answer", "answer_event", "answer_file")
+    # the earliest answer of the kinds present (ties: a Created/Failed before a close)
+    first = pl.min_horizontal([pl.col(f"{k}_ts") for k in kinds])
+    pick = None
+    for k in reversed(kinds):
+        cond = pl.col(f"{k}_ts").is_not_null() & (pl.col(f"{k}_ts") == first)
+        pick = (pl.when(cond).then(pl.lit(k)) if pick is None else pl.when(cond).then(pl.lit(k)).otherwise(pick))
+    out = out.with_columns(answered_at=first, _k=pick)
+
+    def chosen(field: str) -> pl.Expr:
+        expr = pl.lit(None)
+        for k in kinds:
+            expr = pl.when(pl.col("_k") == k).then(pl.col(f"{k}_{field}")).otherwise(expr)
+        return expr
+
+    out = out.with_columns(answer=chosen("line").cast(pl.Int64), answer_event=chosen("event").cast(pl.String), answer_file=chosen("file").cast(pl.String))
     return out.select(*KEY, "topic", "cr_ts", "cr_row", "answered_at", "answer", "answer_event", "answer_file")
+
+
+def _answer_text(event: str | None) -> str:
+    return {"producer_add_failed": "Failed to add producer", "connection_closed": "the connection's close"}.get(event or "", "Created new producer")
 
 
 def _link_dangling(ev: pl.DataFrame, stuck: pl.DataFrame) -> list[dict]:
@@ -187,7 +205,12 @@ def _link_dangling(ev: pl.DataFrame, stuck: pl.DataFrame) -> list[dict]:
         before = cr.filter((pl.col("path") == s["path"]) & (pl.col("cr_ts") <= s["first"]))
         unanswered = pl.col("answered_at").is_null() | (pl.col("answered_at") > s["first"])
         if s["producer_id"] is None or s["connection"] is None:
-            near = before.filter(unanswered & (pl.col("cr_ts") >= s["first"] - INFER_WINDOW))
+            # the rejection names no producer (pre-2.4, structured logging): the unanswered creation behind
+            # it. With the connection and topic named (pre-2.4) it is the one on that (connection, topic),
+            # however long before; with neither (structured logging) only one shortly before can be told.
+            near = before.filter(unanswered)
+            if s["connection"] is None or s["topic"] is None:
+                near = near.filter(pl.col("cr_ts") >= s["first"] - INFER_WINDOW)
             for col in ("connection", "topic"):
                 if s[col] is not None:
                     near = near.filter(pl.col(col) == s[col])
@@ -400,7 +423,7 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
         a0 = answered[0]["answered"]
         reasons.append(
             f"- the last 'Creating producer' before the rejections ({line_ref(a0['creation'])}) was answered "
-            f"({line_ref(a0)}, {'Failed to add producer' if a0['event'] == 'producer_add_failed' else 'Created new producer'}): that future completed"
+            f"({line_ref(a0)}, {_answer_text(a0['event'])}): that future completed"
         )
     else:
         reasons.append("- no dangling 'Creating producer' line was found (INFO lines missing, or the log starts after it)")
@@ -471,7 +494,7 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
         a0 = answered[0]["answered"]
         mechanism = (
             f"Its last 'Creating producer' before the rejections ({line_ref(a0['creation'])}) was answered with "
-            f"{'Failed to add producer' if a0['event'] == 'producer_add_failed' else 'Created new producer'} ({line_ref(a0)}), so that "
+            f"{_answer_text(a0['event'])} ({line_ref(a0)}), so that "
             "creation's future did complete (2.5.2+ catches the exception that left it dangling on 2.4–2.5.1), yet the producer id stayed "
             "registered on the connection: the same symptom by another path (#9792 on 2.6.1), not the 2.4–2.5.1 dangling future. "
         )

@@ -48,12 +48,10 @@ def _unseen_waits(pre: dict | None, err_row: dict, figure: float | None, cadence
     if figure is not None:
         idle, inside_send = max(0.0, gap - figure), figure
     else:
-        idle = min(gap, float(round(cadence)) if coarse else cadence)
-        inside_send = gap - idle
+        idle, inside_send = 0.0, gap  # nothing marks the write: the last line before the error bounds the start
     waits: list[tuple[str, float, dict]] = []
     if idle > 0:
         waits.append(("idle", idle, err_row))
     waits.append(("unseen", inside_send, err_row))
-    stall = idle + inside_send
-    start_estimated = stall > gap + (1.0 if coarse else 0.05)  # the application measured more than the gap shows
-    return waits, idle, stall, start_estimated
+    start_estimated = inside_send > gap + (1.0 if coarse else 0.05)  # the application measured more than the gap shows
+    return waits, idle, inside_send, start_estimated

@@ -203,10 +203,12 @@ def _net_token(err: str | None) -> str | None:
     return "EOF" if re.search(r"\bEOF\b", e) else None
 
 
-def _aftermath(df: pl.DataFrame, seg: pl.DataFrame, all_rows: list[dict], last: int) -> dict:
+def _aftermath(df: pl.DataFrame, seg: pl.DataFrame, all_rows: list[dict], last: int, recovered_row: dict | None = None) -> dict:
     """Over the whole incident: the circuit-breaker periods, the out-of-brokers errors, the later
     failures (and the longest wait between two errors that are not the breaker's instant ones), and
-    the first successful line after it."""
+    the first successful line after it (``recovered_row`` when the caller knows it: the delivery on
+    the incident's partitions that closed it)."""
+    rot = rotated(df)  # once: it reads the whole log's file column
     inc = seg.filter(pl.col("ts").is_not_null())
     is_breaker = pl.col("events").list.contains("sarama_breaker_open").fill_null(False) | pl.col("msg").fill_null("").str.contains("circuit breaker is open")
     breaker = inc.filter(is_breaker)
@@ -218,17 +220,17 @@ def _aftermath(df: pl.DataFrame, seg: pl.DataFrame, all_rows: list[dict], last: 
         agg = b.group_by("p").agg(start=pl.col("ts").min(), end=pl.col("ts").max(), n=pl.len(), first=pl.struct("idx", "line", "file").sort_by("idx").first())
         for r in agg.sort("start").iter_rows(named=True):
             periods.append({"from": r["start"], "to": r["end"], "seconds": round(_seconds(r["start"], r["end"]), 3), "failed_sends": r["n"],
-                            "line": r["first"]["line"]} | ({"file": r["first"]["file"]} if rotated(df) else {}))
+                            "line": r["first"]["line"]} | ({"file": r["first"]["file"]} if rot else {}))
     oob = inc.filter(pl.col("app_error") & pl.col("msg").str.contains("run out of available brokers"))
     returned = [r for r in all_rows if r["app_error"]]
     later = []
     for a, b2 in zip(returned, returned[1:]):
         later.append({
-            "at": b2["ts"], "line": b2["line"], **({"file": b2["file"]} if rotated(df) else {}), "after_seconds": round(_seconds(a["ts"], b2["ts"]), 3), "error": _first_line(b2["msg"]),
+            "at": b2["ts"], "line": b2["line"], **({"file": b2["file"]} if rot else {}), "after_seconds": round(_seconds(a["ts"], b2["ts"]), 3), "error": _first_line(b2["msg"]),
             "breaker_open": "circuit breaker is open" in (b2["msg"] or ""),
         })
     longest_next = max((x["after_seconds"] for x in later if not x["breaker_open"]), default=None)
-    recovered = df.filter((pl.col("idx") > last) & pl.col("ok")).head(1).to_dicts()
+    recovered = [recovered_row] if recovered_row is not None else df.filter((pl.col("idx") > last) & pl.col("ok")).head(1).to_dicts()
     return {
         "periods": periods,
         "oob": oob,

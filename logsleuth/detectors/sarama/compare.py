@@ -75,7 +75,7 @@ def settings_in_log(inc: Incident, t: Timing, cfg: dict) -> tuple[dict, dict[str
     inferred: dict[str, dict] = {}
 
     def infer(key: str, value, source: str) -> None:
-        if value is None:
+        if value is None or source.startswith("sarama's default"):
             return
         inferred[key] = {"value": value, "from": source}
         eff[key] = value
@@ -110,7 +110,7 @@ def compare(inc: Incident, t: Timing, given_cfg: dict | None) -> Comparison:
     """The incident's waits against the model and ``given_cfg`` (the parsed --sarama-config; None:
     sarama's defaults)."""
     kind, coarse, figure, several, shape = inc.kind, inc.coarse, inc.figure, inc.several, inc.shape
-    stall, idle, before_log = t.stall, t.idle, t.before_log
+    stall, before_log = t.stall, t.before_log
     given_cfg = given_cfg or dict(DEFAULTS, _given=[])
     given = list(given_cfg.get("_given", []))
     cfg = {k: given_cfg[k] for k in DEFAULTS}
@@ -123,7 +123,7 @@ def compare(inc: Incident, t: Timing, given_cfg: dict | None) -> Comparison:
     elif figure is not None:
         send_observed = figure  # the application measured the failing send itself
     else:
-        send_observed = max(0.0, stall - idle)
+        send_observed = max(0.0, stall)  # the stall runs from the write of the stalled request
     parts_now = model_parts(kind, eff, shape)
     model_now = parts_now["seconds"]
 
@@ -166,7 +166,7 @@ def compare(inc: Incident, t: Timing, given_cfg: dict | None) -> Comparison:
     with_given = model_seconds(kind, as_given, shape) if given and not several else None
     dom_key, dom_s = dominant(kind, eff, shape)
     formula = model_formula(kind, int(eff["Producer.Retry.Max"]), shape, cut)
-    send_span = max(0.0, stall - idle - (before_log or 0.0))  # what the log shows of the send itself
+    send_span = max(0.0, stall - (before_log or 0.0))  # what the log shows of the send itself
     if several:
         # no model: the share of each setting and the effect of a change come from the waits the log shows
         # (the same waits, each shorter); a count (Metadata.Retry.Max, Producer.Retry.Max) is not estimated

@@ -1,7 +1,10 @@
-"""One sarama incident read from its lines, for sarama.retry-redial-stall (``read_incident``): the
-line before the chain, the chain's own lines and where the stall ends (an error returned to the
-application, recovery, or the end of the log), the kind of outage, the broker and partitions, the
-retry that delivered the message, and the shape of the chain the timing model needs.
+"""One sarama incident read from its lines, for the sarama detectors: ``read_episode`` reads one
+broker failure of the client model (client.py) — its lines, the line before them (the application's
+last line on those partitions), and where its stall ends (the first error returned, else the
+application's delivery on those partitions, else their recovery, else the end of the log);
+``read_incident`` reads a stretch of the application's own lines when sarama's Logger was off. Both
+then read the kind of outage, the broker and partitions, the retry that delivered the message, and
+the shape of the chain the timing model needs.
 """
 
 from __future__ import annotations
@@ -14,8 +17,10 @@ from logsleuth.detectors.sarama.app_only import _unseen_kind
 from logsleuth.detectors.sarama.chain import (
     OPENING_EVENTS, _brokers_seen, _delivering_retry, _first_line, _has, _log_starts_inside, _net_kind, _net_token,
 )
-from logsleuth.detectors.sarama.waits import _figure
+from logsleuth.detectors.sarama.appfields import figure as app_figure
+from logsleuth.detectors.sarama.client import Episode
 
+DELIVERY_SLACK_S = 5.0  # a delivery this soon after the recovery line is the stall's true end (else the recovery is)
 LEADER_EVENTS = {"sarama_leader_retrying", "sarama_leader_abandon", "sarama_leader_flushing", "sarama_leader_normal", "sarama_leader_selected"}
 
 
@@ -47,12 +52,15 @@ class Incident:
     tps: list[str]
     first_tok: str | None  # the Go net error that ended the first wait
     shape: dict  # what the model needs of the chain's shape
+    end_bound: str = "error returned"  # what ends the stall: error returned | delivery | recovery | end of the log
+    episode: Episode | None = None  # the client model's episode (broker state, partitions), Logger on
+    delivery_row: dict | None = None  # the application's delivery that ended it (or came right after)
+    delivery_latency: float | None = None  # that delivery's own latency figure
 
 
 def read_incident(path: str, df: pl.DataFrame, first: int, last: int, unseen: bool) -> Incident | None:
-    """The incident of rows ``first``..``last`` of ``df``; None when it has no stamped lines or is no
-    broker outage. ``unseen``: the file holds none of sarama's lines (its Logger was off), so only the
-    application's own lines tell of the failing send."""
+    """The incident of rows ``first``..``last`` of ``df`` (sarama's Logger off: the application's lines
+    alone); None when it has no stamped lines or is no broker outage."""
     seg = df.slice(first, last - first + 1)
     rows = seg.filter(pl.col("ts").is_not_null()).to_dicts()
     if not rows:
@@ -79,10 +87,80 @@ def read_incident(path: str, df: pl.DataFrame, first: int, last: int, unseen: bo
             end_j, ended_by = back[0], "recovery"
         else:
             end_j, ended_by = len(body) - 1, "end of the log"
-    stall_rows = ([pre] if pre else []) + body[: end_j + 1]
+    end_bound = {"error": "error returned", "recovery": "recovery", "end of the log": "end of the log"}[ended_by]
+    return _read(path, df, seg, unseen, pre, body, end_j, ended_by, end_bound, None, None)
+
+
+def read_episode(path: str, df: pl.DataFrame, ep: Episode) -> Incident | None:
+    """The incident of one episode of the client model (client.py): the broker, the partitions it
+    led and the lines of both; the stall ends at the first error returned for them, else at the
+    application's delivery on one of them, else at their recovery ([normal] with the leader's
+    connection up), else at the end of the log. None when the episode shows no stalled send (a lone
+    dial or metadata failure: no partition retried, no produce request failed, no error returned)."""
+    body = [r for r in ep.rows if r.get("ts") is not None]
+    if not body or not any(r.get("ts") is not None for r in ep.fails) or ep.folded:
+        return None
+    produce = any(_has(r, *OPENING_EVENTS, *LEADER_EVENTS, "sarama_batch_retry", "sarama_batch_retry_failed") for r in body)
+    if not (produce or ep.errors or ep.partitions):
+        return None
+    seg = df.filter(pl.col("idx").is_in([r["idx"] for r in body]))
+    pre = _line_before(df, ep, body[0]["idx"])
+    delivery = None
+    if ep.delivery is not None:
+        d = df.filter(pl.col("idx") == ep.delivery["idx"]).to_dicts()
+        delivery = d[0] if d and d[0].get("ts") is not None else None
+    end_j = next((j for j, r in enumerate(body) if r["app_error"]), None)
+    extra = None
+    if end_j is not None:
+        ended_by, end_bound = "error", "error returned"
+    else:
+        rec_j = next((j for j, r in enumerate(body) if ep.recovery is not None and r["idx"] == ep.recovery["idx"]), None)
+        if delivery is not None and (rec_j is None or (delivery["ts"] - body[rec_j]["ts"]).total_seconds() <= DELIVERY_SLACK_S):
+            end_j = max((j for j, r in enumerate(body) if r["idx"] < delivery["idx"]), default=len(body) - 1)
+            ended_by, end_bound, extra = "recovery", "delivery", delivery
+        elif rec_j is not None:
+            end_j, ended_by, end_bound = rec_j, "recovery", "recovery"
+        else:
+            end_j, ended_by, end_bound = len(body) - 1, "end of the log", "end of the log"
+    inc = _read(path, df, seg, False, pre, body, end_j, ended_by, end_bound, extra, ep)
+    if inc is not None and delivery is not None:
+        inc.delivery_row = delivery
+        inc.delivery_latency = app_figure(delivery.get("msg"), delivery.get("raw"))
+    return inc
+
+
+def _line_before(df: pl.DataFrame, ep: Episode, first_idx: int) -> dict | None:
+    """The last stamped line before the chain that is not about another partition or broker: the
+    application's last line on the episode's partitions (or one that names none), or sarama's last
+    line about that broker or those partitions."""
+    tps = set(ep.tps)
+    parts = {int(tp.rpartition("/")[2]) for tp in tps if tp.rpartition("/")[2].isdigit()}
+    topics = {tp.rpartition("/")[0] for tp in tps}
+    tp_col = pl.concat_str([pl.col("topic"), pl.lit("/"), pl.col("partition").cast(pl.String)])
+    other_app = (pl.col("ok") | pl.col("app_error")) & pl.col("app_partition").is_not_null() & (
+        ~pl.col("app_partition").is_in(list(parts)) | (pl.col("app_topic").is_not_null() & ~pl.col("app_topic").is_in(list(topics)))
+    )
+    # with several partitions in the log, an application line that names none may be another partition's
+    several = df.filter(pl.col("topic").is_not_null() & pl.col("partition").is_not_null()).select("topic", "partition").unique().height > 1
+    if several:
+        other_app = other_app | ((pl.col("ok") | pl.col("app_error")) & pl.col("app_partition").is_null())
+    other_sarama = pl.col("internal") & (
+        (pl.col("topic").is_not_null() & pl.col("partition").is_not_null() & ~tp_col.is_in(list(tps)))
+        | (pl.col("node").is_not_null() & (pl.col("node") >= 0) & (pl.lit(ep.broker.node is not None)) & (pl.col("node") != (ep.broker.node if ep.broker.node is not None else -2)))
+        | (pl.col("address").is_not_null() & pl.lit(bool(ep.broker.addresses)) & ~pl.col("address").is_in(list(ep.broker.addresses)))
+    )
+    before = df.filter((pl.col("idx") < first_idx) & pl.col("ts").is_not_null() & ~other_app.fill_null(False) & ~other_sarama.fill_null(False)).tail(1).to_dicts()
+    return before[0] if before else None
+
+
+def _read(path: str, df: pl.DataFrame, seg: pl.DataFrame, unseen: bool, pre: dict | None, body: list[dict], end_j: int,
+          ended_by: str, end_bound: str, extra: dict | None, ep: Episode | None) -> Incident | None:
+    """What the lines of an incident say, once its lines and its end are known. ``extra``: the line
+    that ends the stall when it is not one of the chain's (the application's delivery)."""
+    stall_rows = ([pre] if pre else []) + body[: end_j + 1] + ([extra] if extra else [])
     all_rows = body
     err_row = stall_rows[-1] if ended_by == "error" else None
-    figure = _figure(err_row["msg"]) if err_row else None  # the application's own measure of the failing send
+    fig = app_figure(err_row["msg"], err_row.get("raw")) if err_row else None  # the application's own measure of the failing send
 
     coarse = all(r["ts"].microsecond == 0 for r in stall_rows)
     inside = not unseen and _log_starts_inside(df, body[0])
@@ -116,6 +194,9 @@ def read_incident(path: str, df: pl.DataFrame, first: int, last: int, unseen: bo
             counts[r["address"]] = counts.get(r["address"], 0) + 1
         broker = max(counts, key=lambda a: (counts[a], -list(counts).index(a)))
     node = next((r["node"] for r in all_rows if _has(r, "sarama_broker_closing") and r.get("node") is not None), None)
+    if ep is not None:  # the client model knows the broker by all its names
+        broker = broker if broker in ep.broker.addresses else ep.broker.name if (ep.broker.addresses or ep.broker.ips) else broker
+        node = ep.broker.node if ep.broker.node is not None else node
     # the measured model is for one broker that is also the seed: a chain that names several brokers
     # (ids or addresses) is read from its gaps alone, and the model is not used for it
     seen_brokers = {"nodes": [], "addresses": [], "several": False} if unseen else _brokers_seen(all_rows)
@@ -131,9 +212,9 @@ def read_incident(path: str, df: pl.DataFrame, first: int, last: int, unseen: bo
     if unseen:
         first_error = _first_line(err_row["msg"])
 
-    # ---- partitions
-    tps: list[str] = []
-    for r in all_rows:
+    # ---- partitions (an episode's: those that abandoned or retried on its broker, else those it led)
+    tps: list[str] = list(ep.tps) if ep is not None else []
+    for r in all_rows if ep is None else []:
         tp = None
         if _has(r, *LEADER_EVENTS, "sarama_broker_retrying", "sarama_batch_retry", "sarama_batch_retry_failed") and r.get("topic") and r.get("partition") is not None:
             tp = f"{r['topic']}/{r['partition']}"
@@ -156,7 +237,7 @@ def read_incident(path: str, df: pl.DataFrame, first: int, last: int, unseen: bo
     }
     return Incident(
         path=path, seg=seg, unseen=unseen, pre=pre, body=body, end_j=end_j, ended_by=ended_by, stall_rows=stall_rows,
-        err_row=err_row, figure=figure, coarse=coarse, inside=inside, kind=kind, broker=broker, node=node,
+        err_row=err_row, figure=fig, coarse=coarse, inside=inside, kind=kind, broker=broker, node=node,
         seen_brokers=seen_brokers, several=several, delivered=delivered, first_error=first_error, tps=tps,
-        first_tok=first_tok, shape=shape,
+        first_tok=first_tok, shape=shape, end_bound=end_bound, episode=ep,
     )

@@ -1,33 +1,34 @@
-"""``sarama.retry-redial-stall``: why a sarama SendMessage hung for minutes, and where the time went.
+"""``sarama.retry-redial-stall``: why sarama sends hung for seconds to minutes, and where the time went.
 
 A sarama producer whose broker stops answering does not fail after ``Net.WriteTimeout``: the
 message waits for the produce response (``Net.ReadTimeout``), is retried, and the retry's leader
-lookup refreshes metadata, which dials the broker again and again (``Net.DialTimeout`` each,
-``1 + Metadata.Retry.Max`` dials with ``Metadata.Retry.Backoff`` between them). This detector finds
-each such chain in a sarama log, measures it from the last line the process logged before the
-chain (normally the application's last successful send) to the first error handed back to the
-application (or to ``state change to [normal]`` when the application logs no error), attributes
-every gap between consecutive lines to a dial timeout, a read/write timeout, a metadata back-off,
-a producer retry back-off or the idle time before the failing send, infers the timeout values from
-those gaps, and compares them with ``--sarama-config`` (or sarama's defaults) and with the timing
-model measured on the real library (../shared/reference/sarama-timing.md, docs/findings/
-sarama.retry-redial-stall.md), which is for one broker that is also the seed: a chain that names
-several brokers is read from its gaps alone, and a passed configuration whose model cannot give the
-observed send is reported as a what-if that was not in use. Three kinds, each with its own
-explanation: ``blackhole`` (dials time out), ``refused`` (the broker closed: EOF / connection
-refused, fast failure, then the circuit breaker), ``silent`` (a mute broker: read timeouts that
-grow with Producer.Retry.Max).
+lookup refreshes metadata and dials the broker again and again (``Net.DialTimeout`` each). With
+sarama's Logger on, the client model (client.py) follows every broker's and every partition's state
+machine over the whole log and gives one incident per broker failure with the partitions that broker
+led: another partition delivering, or ``selected broker N`` on each retry, does not end it. The
+stall runs from the write of the stalled request (the ``[closing] because read tcp …`` line minus
+``Net.ReadTimeout`` as the application printed it, else as the chain's other timeouts show it, else
+sarama's default; the last line before the chain when that would come before it) to the first error
+returned to the application for those partitions, else their first delivery again, else their
+recovery (``[normal]`` with the leader's connection up), and the finding says which bounds it used.
+Every gap between the chain's lines is attributed to a wait (dial, read/write timeout, metadata
+back-off, producer retry back-off), the timeout values are inferred from those gaps and compared with
+``--sarama-config`` (or sarama's defaults) and with the timing model measured on the real library
+(../shared/reference/sarama-timing.md, docs/findings/sarama.retry-redial-stall.md), which is for one
+broker that is also the seed: a chain that names several brokers is read from its gaps alone. Two
+kinds are stalls: ``blackhole`` (dials time out) and ``silent`` (a mute broker: read timeouts that
+grow with Producer.Retry.Max). A refused or closed broker fails sends in under a second: that is
+``sarama.broker-refused`` (refused.py), not a stall. A stall shorter than MIN_STALL_S (one line, lines
+folded into one record) is none.
 
+With sarama's Logger off (its default) only the application's lines are in the log; they are cut into
+incidents by its errors (chain.py) and read by app_only.py.
 
-Polars finds the chains (per file); small Python loops then walk the few lines of each chain.
-The parts, one stage each: _sarama_chain.py reads the log into chains and incidents,
-_sarama_incident.py reads one incident (its stall's lines, kind, broker, partitions),
-_sarama_budget.py measures where its time went (with _sarama_waits.py, which attributes gaps to
-waits, and _sarama_app_only.py, which reads a stall from the application's lines alone when
-sarama's Logger is off), _sarama_compare.py compares it with the timing model (_sarama_model.py) and
-the configuration, _sarama_verdict.py weighs confidence and severity, and _sarama_text.py (with
-_sarama_format.py) words the finding. This module runs those stages for each incident and
-assembles the finding, its subjects and its evidence.
+The parts, one stage each: client.py (the client model), chain.py (the log's records and classes),
+incident.py (one incident's lines, kind, broker, partitions), budget.py (where its time went and its
+bounds, with waits.py, printed.py and app_only.py), compare.py (the model, model.py, and the
+configuration), verdict.py (confidence and severity), text.py and format.py (the wording). This module
+runs those stages for each incident and assembles the finding, its subjects and its evidence.
 """
 
 from __future__ import annotations
@@ -37,11 +38,13 @@ import polars as pl
 from logsleuth.detectors.kafka.broker import link_episode
 from logsleuth.detectors.sarama.budget import Timing, measure
 from logsleuth.detectors.sarama.chain import (
-    CHAIN_EVENTS, ERROR_TEXT_EVENTS, _aftermath, _first_line, _has, _incidents, _lines, _split_on_success,
+    CHAIN_EVENTS, ERROR_TEXT_EVENTS, _aftermath, _first_line, _has, _incidents, _split_on_success,
 )
+from logsleuth.detectors.sarama.client import view
+from logsleuth.detectors.sarama.printed import printed_settings
 from logsleuth.detectors.sarama.compare import Comparison, compare
 from logsleuth.detectors.sarama.format import fmt_setting
-from logsleuth.detectors.sarama.incident import Incident, read_incident
+from logsleuth.detectors.sarama.incident import Incident, read_episode, read_incident
 from logsleuth.detectors.sarama.text import KIND_TEXT, remediation, resolution, root_cause, ruled_out, title
 from logsleuth.detectors.sarama.verdict import confidence, severity
 from logsleuth.detectors.sarama.waits import PRODUCE_TIMEOUTS
@@ -49,6 +52,7 @@ from logsleuth.detectors.base import Context, Detector, evidence, segment_of
 from logsleuth.detectors.finding import Finding
 
 ID = "sarama.retry-redial-stall"
+MIN_STALL_S = 1.0  # a stall shorter than this is no stall (one line, lines folded into one record, a fast failure)
 
 
 # ----------------------------------------------------------------------------- one incident
@@ -60,18 +64,18 @@ def _files(path: str, **rows: dict) -> dict:
 
 
 
-def _analyse(ctx: Context, path: str, df: pl.DataFrame, first: int, last: int, unseen: bool = False) -> Finding | None:
-    """One incident, rows ``first``..``last`` of ``df``, as a finding. ``unseen``: the file holds none of
-    sarama's lines (its Logger was off), so only the application's own lines tell of the failing send."""
-    inc = read_incident(path, df, first, last, unseen)
-    if inc is None:
+def _analyse(ctx: Context, df: pl.DataFrame, inc: Incident | None) -> Finding | None:
+    """One incident as a finding; None when it is no stall (a fast failure is sarama.broker-refused's,
+    and a stall shorter than MIN_STALL_S, such as one line folded out of a log, is none)."""
+    if inc is None or (inc.kind == "refused" and not inc.unseen):
         return None
-    t = measure(inc, df)
-    if t is None:
+    t = measure(inc, df, printed_settings(df, inc.body[0]["idx"]) if not inc.unseen else {})
+    if t is None or t.stall < MIN_STALL_S:
         return None
     cmp = compare(inc, t, ctx.options.get("sarama_config"))
     # breaker periods, out-of-brokers, later failures and recovery, over the whole incident
-    aft = _aftermath(df, inc.seg, inc.body, last)
+    last = inc.body[-1]["idx"]
+    aft = _aftermath(df, inc.seg, inc.body, last, inc.delivery_row if inc.episode is not None else None)
     conf, reasons = confidence(inc, t, cmp)
     return _finding(inc, t, cmp, aft, conf, reasons)
 
@@ -96,6 +100,10 @@ def _subjects(inc: Incident, t: Timing, cmp: Comparison, aft: dict) -> list[dict
         "to_line": stall_rows[-1]["line"],
         **_files(path, from_file=body[0] if (skipped or inside) else stall_rows[0], to_file=stall_rows[-1]),
         "ended_by": inc.ended_by,
+        "start_bound": t.start_bound,
+        "start_bound_from": t.start_from,
+        "end_bound": inc.end_bound,
+        "broker_node": inc.episode.broker.node if inc.episode is not None else inc.node,
         "returned_error": _first_line(err_row["msg"]) if err_row else None,
         "application_figure_seconds": inc.figure,
         "sarama_logger": "off" if inc.unseen else "on",
@@ -116,7 +124,12 @@ def _subjects(inc: Incident, t: Timing, cmp: Comparison, aft: dict) -> list[dict
         "breaker_open_periods": len(aft["periods"]),
         "time_resolution": resolution(inc.coarse),
     }
-    return [{"topic_partition": tp, **subj_common} for tp in inc.tps]
+    # the errors returned to the application over the whole incident, per partition when the lines name it
+    errs = [r for r in inc.body if r.get("app_error")]
+    per_tp = {tp: sum(1 for r in errs if r.get("app_partition") is not None and tp.rpartition("/")[2] == str(r["app_partition"])
+                      and (r.get("app_topic") is None or r["app_topic"] == tp.rpartition("/")[0])) for tp in inc.tps}
+    unnamed = len(errs) - sum(per_tp.values())
+    return [{"topic_partition": tp, **subj_common, "errors_returned": per_tp[tp] + (unnamed if len(inc.tps) == 1 else 0)} for tp in inc.tps]
 
 
 def _evidence(inc: Incident, t: Timing, cmp: Comparison, aft: dict) -> list:
@@ -211,13 +224,31 @@ def _finding(inc: Incident, t: Timing, cmp: Comparison, aft: dict, conf: float, 
             "metadata_deadline": {k: v for k, v in deadline.items() if k != "row"} | {"line": deadline["row"]["line"]}
             | ({"file": segment_of(deadline["row"] | {"path": path})} if segment_of(deadline["row"] | {"path": path}) else {}) if deadline else None,
             "breaker_open": periods,
+            "errors_returned": sum(1 for r in inc.body if r.get("app_error")),
             "out_of_brokers": {"returned": oob.height, "first": oob["ts"][0] if oob.height else None},
             "later_failures": later[:50],
             "longest_wait_between_errors_seconds": longest_next,
             "recovered_at": recovered_at,
             "application_send_interval_seconds": cadence,
+            "bounds": {
+                "start": t.t_from, "start_bound": t.start_bound, "start_from": t.start_from,
+                "end": t.t_to, "end_bound": inc.end_bound,
+                "delivery_latency_seconds": round(inc.delivery_latency, 3) if inc.delivery_latency is not None else None,
+            },
+            "broker_state": inc.episode.state() if inc.episode is not None else None,
         },
     )
+
+
+def _note_folded(ctx: Context, path: str, eps: list) -> None:
+    """Say so when sarama's failure lines were folded into other records: no stall is timed from them."""
+    folded = [e for e in eps if e.folded]
+    rep = ctx.input(path)
+    if folded and rep is not None:
+        rep.stats.note(
+            "sarama's failure lines are folded into other records (their prefix is one the layout does not know, so their own "
+            "time stamps are lost): no sarama stall is timed from them; give the layout with --layout-pattern"
+        )
 
 
 def run(ctx: Context) -> list[Finding]:
@@ -231,18 +262,31 @@ def run(ctx: Context) -> list[Finding]:
     paths = sar.filter(pl.col("event").is_in(list(CHAIN_EVENTS | ERROR_TEXT_EVENTS)))["path"].unique(maintain_order=True).to_list()
     findings: list[Finding] = []
     for path in paths:
-        df = _lines(ctx, path, sar.filter(pl.col("path") == path))
-        unseen = not df["sarama_line"].any()  # none of sarama's own lines: its Logger was off
-        for seg_first, seg_last in _incidents(df, unseen):
-            for first, last in _split_on_success(df, seg_first, seg_last):
-                if df.slice(first, last - first + 1).filter(pl.col("chain") & (pl.col("internal") | unseen)).height == 0:
-                    continue
-                f = _analyse(ctx, path, df, first, last, unseen)
+        df, eps = view(ctx, path, sar.filter(pl.col("path") == path))
+        if df["sarama_line"].any():
+            # the client model: one incident per broker failure and the partitions it led
+            _note_folded(ctx, path, eps)
+            for ep in eps:
+                f = _analyse(ctx, df, read_episode(path, df, ep))
                 if f is not None:
-                    # the broker's own logs, when given: why that broker went away (kafka/broker.py)
-                    link_episode(ctx, {"node": f.cause.get("node"), "from": f.first_seen, "to": f.last_seen, "address": f.cause.get("broker")}, f)
+                    _broker_side(ctx, f)
+                    findings.append(f)
+            continue
+        # sarama's Logger off: the application's lines alone, cut into incidents by its errors
+        for seg_first, seg_last in _incidents(df, True):
+            for first, last in _split_on_success(df, seg_first, seg_last):
+                if df.slice(first, last - first + 1).filter(pl.col("chain")).height == 0:
+                    continue
+                f = _analyse(ctx, df, read_incident(path, df, first, last, True))
+                if f is not None:
+                    _broker_side(ctx, f)
                     findings.append(f)
     return findings
+
+
+def _broker_side(ctx: Context, f: Finding) -> None:
+    """The broker's own logs, when given: why that broker went away (kafka/broker.py)."""
+    link_episode(ctx, {"node": f.cause.get("node"), "from": f.first_seen, "to": f.last_seen, "address": f.cause.get("broker")}, f)
 
 
 DETECTOR = Detector(

@@ -51,6 +51,30 @@ def _brokers_text(seen: dict) -> str:
 
 
 END_TEXT = {"error": "the first error returned to the application", "recovery": "recovery (the leader back: [normal] or selected broker)", "end of the log": "the end of the log (no error, no recovery)"}
+END_BOUND_TEXT = {
+    "error returned": "the first error returned to the application",
+    "delivery": "the application's first delivery on {tps} again",
+    "recovery": "recovery ({tps} [normal] with the leader's connection up)",
+    "end of the log": "the end of the log (no error, no delivery, no recovery)",
+}
+
+
+def end_text(inc: Incident) -> str:
+    """What ends the stall, in words (with the delivery's line when a delivery ends it)."""
+    txt = END_BOUND_TEXT.get(inc.end_bound, END_TEXT[inc.ended_by]).format(tps=_tps_text(inc.tps))
+    if inc.end_bound == "delivery" and inc.delivery_row is not None:
+        txt += f" ({line_ref(inc.delivery_row | {'path': inc.path})}"
+        txt += f", which measured its own wait: {fmt_s(inc.delivery_latency)})" if inc.delivery_latency is not None else ")"
+    return txt
+
+
+def start_text(t: Timing) -> str:
+    """Where the stall starts, in words: the write of the stalled request, or the bound that stands in for it."""
+    if t.start_bound == "write":
+        return f"from the write of the stalled request ({t.start_from})"
+    if t.start_bound == "last line before the chain":
+        return f"from the last line logged before the failure chain ({t.start_from.removeprefix('the last line before the chain: ')})"
+    return "from " + t.start_from
 
 
 def figure_text(figure: float | None) -> str | None:
@@ -76,6 +100,8 @@ def _where_time_went(budget: list[dict], coarse: bool, figure: float | None) -> 
                 parts.append(f"{fmt_s(secs, coarse)} between other lines")
         elif k == "dial_refused":
             parts.append(f"{plural(n, 'refused dial')} (≈0 s each)")
+        elif k == "dial_connected":
+            parts.append(f"{plural(n, 'dial')} that connected late ({fmt_s(secs, coarse)}: the broker reachable again)")
         else:
             each_txt = f" of ≈{fmt_s(each, coarse and each >= 1)}" if each is not None else ""
             total = n * each if (coarse and each is not None) else secs
@@ -110,12 +136,12 @@ def root_cause(inc: Incident, t: Timing, cmp: Comparison, aft: dict) -> str:
     b_text = _broker_text(inc.broker)
     fig_txt = figure_text(figure)
     parts = _where_time_went(budget, coarse, figure)
-    end_txt = END_TEXT[inc.ended_by]
+    end_txt = end_text(inc)
     stall_txt = _stall_text(inc, t)
     span = f"{t_from.strftime('%H:%M:%S')} → {t_to.strftime('%H:%M:%S')} UTC"
     if unseen:
         root = (
-            f"sarama's SendMessage on {tp_text} stalled {stall_txt} ({span}, from the application's last line before the error to {end_txt}"
+            f"sarama's SendMessage on {tp_text} stalled {stall_txt} ({span}, {start_text(t) if t.start_bound != 'application figure' else 'from the start of the failing send as the application measured it'} to {end_txt}"
             + (f"; the application measured the send itself: {fig_txt}" if fig_txt else "")
             + f"). sarama's Logger was off (it discards its lines by default), so this log holds only the application's lines and the waits inside the send cannot be broken down. "
             + (
@@ -134,9 +160,9 @@ def root_cause(inc: Incident, t: Timing, cmp: Comparison, aft: dict) -> str:
                 if before_log is not None else "from the log's first line, already inside the failure chain, to " + end_txt
             )
         else:
-            scope = "from the last line logged before the failure chain to " + end_txt
+            scope = start_text(t) + " to " + end_txt
         root = (
-            f"sarama's SendMessage on {tp_text} stalled {'at least ' if inside and before_log is None else ''}{stall_txt} ({span}, {scope}) "
+            f"sarama's {'SendMessage' if len(inc.tps) == 1 else 'sends'} on {tp_text} stalled {'at least ' if inside and before_log is None else ''}{stall_txt} ({span}, {scope}) "
             f"because broker {b_text} was {KIND_TEXT[kind]}. "
             f"Where the time went: {'; '.join(parts) or 'no gaps'}."
         )
@@ -219,6 +245,13 @@ def root_cause(inc: Incident, t: Timing, cmp: Comparison, aft: dict) -> str:
         )
     if oob.height:
         root += f" 'client has run out of available brokers' was returned {'once' if oob.height == 1 else f'{oob.height} times'}."
+    errs = sum(1 for r in inc.body if r.get("app_error"))
+    if inc.episode is not None and (errs > 1 or len(inc.tps) > 1) and aft.get("recovered"):
+        back = aft["recovered"][0]
+        root += (
+            (f" In all, {plural(errs, 'error')} {'was' if errs == 1 else 'were'} returned for {tp_text} before " if errs else f" {tp_text} ")
+            + f"{'they' if errs else ''}{' ' if errs else ''}delivered again at {back['ts'].strftime('%H:%M:%S')} UTC."
+        ).replace("  ", " ")
     if kind == "blackhole" and longest_next and send_observed and longest_next > send_observed * 1.3:
         root += (
             f" The next error came {fmt_s(longest_next, coarse)} after the previous one: the retry-buffer flush and the next "

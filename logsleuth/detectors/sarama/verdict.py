@@ -10,7 +10,7 @@ from logsleuth.detectors.sarama.chain import _first_line, _seconds
 from logsleuth.detectors.sarama.compare import Comparison
 from logsleuth.detectors.sarama.format import fmt_s
 from logsleuth.detectors.sarama.incident import Incident
-from logsleuth.detectors.sarama.text import END_TEXT, _brokers_text, figure_text, resolution
+from logsleuth.detectors.sarama.text import _brokers_text, end_text, figure_text, resolution
 from logsleuth.detectors.base import line_ref, safe
 
 
@@ -22,7 +22,7 @@ def confidence(inc: Incident, t: Timing, cmp: Comparison) -> tuple[float, list[s
     fits, what_if, send_observed, model_now, defaults_stand_in = cmp.fits, cmp.what_if, cmp.send_observed, cmp.model_now, cmp.defaults_stand_in
     res = resolution(coarse)
     fig_txt = figure_text(figure)
-    end_txt = END_TEXT[ended_by]
+    end_txt = end_text(inc)
     by = cmp.by
     reasons = [f"{len(stall_rows)} lines from {safe(path)}, stamped to {res}"]
     conf = 0.6
@@ -37,7 +37,7 @@ def confidence(inc: Incident, t: Timing, cmp: Comparison) -> tuple[float, list[s
         )
     if skipped:
         reasons.append(
-            f"no application line precedes the chain (the last line, {fmt_s(pre_gap)} earlier, is sarama's own): "
+            f"no application line before the chain is known to be about these partitions (the last line that can be, {fmt_s(pre_gap)} earlier, is sarama's own): "
             "the start is estimated as the first line minus its wait"
         )
     if inside:

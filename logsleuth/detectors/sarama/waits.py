@@ -25,6 +25,7 @@ COMPONENTS = {
     "metadata_write_timeout": ("metadata write timeout", "Net.WriteTimeout"),
     "dial_timeout": ("dial timeout", "Net.DialTimeout"),
     "dial_refused": ("refused dial", None),
+    "dial_connected": ("dial that connected late (the broker reachable again)", None),
     "retry_backoff": ("producer retry back-off", "Producer.Retry.Backoff"),
     "metadata_backoff": ("metadata back-off", "Metadata.Retry.Backoff"),
     "before_log": ("before the log begins (the chain started earlier; from the application's own figure)", None),
@@ -40,6 +41,8 @@ FIGURE_RE = re.compile(r"\b(?:after|took|elapsed|duration)[=:]?\s*((?:\d+(?:\.\d
 
 def _classify_gap(prev: dict, cur: dict, first_wait: bool) -> str:
     err_kind = _net_kind(cur.get("error"))
+    if _has(cur, "sarama_connected") and not first_wait:
+        return "dial_connected"  # a dial inside the chain that connected: its wait ends here
     if _has(cur, "sarama_dial_failed"):
         return "dial_timeout" if err_kind == "dial" else "dial_refused" if err_kind == "refused" else "other"
     if _same_failure(prev, cur):

@@ -147,7 +147,10 @@ def level_expr(text: pl.Expr) -> pl.Expr:
 
 
 def logger_expr(text: pl.Expr) -> pl.Expr:
-    return text.str.extract(_LOGGER_RE, 1)
+    """The logger of a line's head: a class name before a separator, not an exception's
+    (``java.net.ConnectException: …`` names what was thrown, not who logged it)."""
+    name = text.str.extract(_LOGGER_RE, 1)
+    return pl.when(name.str.contains(r"(?:Exception|Error|Throwable)$")).then(None).otherwise(name)
 
 
 def inferred_layout(texts: pl.Series, best_rate: float) -> tuple[Layout, float] | None:
