@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 
@@ -45,33 +46,101 @@ def test_html_is_self_contained_and_complete(reports):
     assert html.startswith("<!DOCTYPE html>")
     assert "<script" not in html.lower()
     assert 'src="http' not in html and "href=\"http" not in html and "url(http" not in html
-    assert '<div class="chart" id="timeline-chart"><svg' in html
+    assert '<figure class="chart" id="timeline-chart"><svg' in html
     assert "Orders outage 2020-06-01" in html
-    assert "2 producer(s) stuck since 2020-06-01 23:10:41 UTC" in html
+    assert "2 producers stuck since 2020-06-01 23:10:41 UTC" in html
     assert "Ruled out" in html and "What to do" in html and "What else changed" in html
     assert "pulsar-broker-1.2020-06-01.log:" in html  # evidence as path:line
+    assert '<a href="#finding-1">' in html and 'id="finding-1"' in html  # the summary links to the findings
+    assert "white-space:pre-wrap" in html and "@media print" in html  # evidence wraps; it prints
+
+
+def _provenance(text: str, sample: str) -> None:
+    """The command line, the version and each input's size and SHA-256."""
+    import hashlib
+
+    from logsleuth import __version__
+
+    assert f"logsleuth {__version__}" in text and "logsleuth report --tz UTC" in text
+    for f in sorted((SAMPLES / sample).iterdir()):
+        digest = hashlib.sha256(f.read_bytes()).hexdigest()
+        assert digest in text, f.name
+        assert f"{f.stat().st_size:,} bytes" in text or "KiB" in text
+
+
+def test_reports_record_what_made_them(reports):
+    for out in reports:
+        _provenance(out.read_text(), "pulsar-incident")
 
 
 def test_markdown_references_the_chart_beside_it(reports):
     md = reports[1]
     text = md.read_text()
-    png = md.with_suffix(".png")
-    assert png.exists() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert f"]({png.name})" in text
-    assert "### 1. 2 producer(s) stuck" in text and "**Evidence**" in text and "## What else changed" in text and "## Inputs and coverage" in text
+    chart = md.with_suffix(".svg")
+    body = chart.read_text()
+    assert body.startswith('<?xml version="1.0" encoding="UTF-8"?>') and "<svg" in body and "<script" not in body
+    assert f"]({chart.name})" in text
+    assert "### 1. 2 producers stuck" in text and "**Evidence**" in text and "## What else changed" in text and "## Inputs and coverage" in text
+    assert "](#1-2-producers-stuck-since-2020-06-01-231041-utc-dangling-producer-future-after-a-namespace-bundle-unload)" in text
+
+
+def test_markdown_pastes_well(reports):
+    text = reports[1].read_text()
+    outside = re.sub(r"(?ms)^(`{3,})\w*\n.*?^\1$", "", text)
+    assert "2.3 h" in outside and "2\\.3" not in outside  # no stray escapes
+    assert "orders-partition-3" in outside and "\\_" not in re.sub(r"\\_(?![0-9A-Za-z])|(?<![0-9A-Za-z])\\_", "", outside)
+    # narrow tables: no table row wider than a ticket, every field in a details block instead
+    rows = [ln for ln in outside.splitlines() if ln.startswith("|") and "SHA-256" not in ln and not re.search(r"[0-9a-f]{64}", ln)]
+    assert rows and max(len(r.split("|")) - 2 for r in rows) <= 7, max(rows, key=len)
+    assert "<details><summary>Every field of the subjects</summary>" in text
+
+
+def _chart_counts(html: str) -> tuple[int, set]:
+    svg = html[html.index("<svg"): html.index("</svg>")]
+    return svg.count('<g class="lane"'), set(re.findall(r'<g class="marker" data-kind="([^"]+)"', svg))
+
+
+@pytest.mark.parametrize("sample", sorted(p.name for p in SAMPLES.iterdir() if p.is_dir() and p.name != "generators"))
+def test_every_sample_report_has_its_swimlanes(cli, sample, tmp_path):
+    out = tmp_path / "r.html"
+    r = cli("analyze", "--tz", "UTC", SAMPLES / sample, "-o", out)
+    assert r.code == 0, r
+    doc = cli("analyze", "--tz", "UTC", SAMPLES / sample, "--format", "json").json()
+    lanes, kinds = _chart_counts(out.read_text())
+    drawn = [f for f in doc["findings"] if f["severity"] != "info"] or doc["findings"]
+    assert lanes == min(30, sum(len(f["subjects"]) or 1 for f in drawn)), sample
+    if sample.startswith("pulsar"):
+        assert "bundle unload" in kinds
+        if any((f.get("cause") or {}).get("trigger") or f["id"] == "pulsar.load-shedding" for f in doc["findings"]):
+            assert "shedding decision" in kinds  # the shedder's decision behind the unload
+    if sample == "pulsar-incident":
+        assert "recovered" in kinds
+    if sample.startswith("kafka-outage"):
+        assert "broker unreachable" in kinds or "broker disconnected" in kinds
 
 
 @pytest.mark.skipif(not CHROMIUM and not os.environ.get("LOGSLEUTH_REQUIRE_BROWSER"), reason="no Chromium on this machine")
-def test_html_renders_in_a_headless_browser_without_network(reports, tmp_path):
+@pytest.mark.parametrize("sample", ["pulsar-incident", "kafka-outage"])
+def test_html_renders_in_a_headless_browser_without_network(sample, tmp_path):
+    from conftest import run
+
     assert CHROMIUM, "LOGSLEUTH_REQUIRE_BROWSER is set but Chromium is missing"
-    html = reports[0]
+    html = tmp_path / f"{sample}.html"
+    assert run("report", "--tz", "UTC", SAMPLES / sample, "-o", html).code == 0
+    doc = run("analyze", "--tz", "UTC", SAMPLES / sample, "--format", "json").json()
     base = CHROME_FLAGS + [f"--user-data-dir={tmp_path / 'profile'}"]
     dom = subprocess.run([CHROMIUM, *base, "--dump-dom", html.as_uri()], capture_output=True, text=True, timeout=120)
     assert dom.returncode == 0, dom.stderr[-2000:]
-    assert "<svg" in dom.stdout and 'id="finding-1"' in dom.stdout and "dangling producer future" in dom.stdout
+    assert "<svg" in dom.stdout and 'id="finding-1"' in dom.stdout
+    lanes, kinds = _chart_counts(dom.stdout)
+    assert lanes == sum(len(f["subjects"]) for f in doc["findings"] if f["severity"] != "info") and lanes >= 3
+    assert kinds >= ({"shedding decision", "bundle unload", "recovered"} if sample.startswith("pulsar") else {"broker unreachable"})
     shot = tmp_path / "shot.png"
-    r = subprocess.run([CHROMIUM, *base, "--window-size=1280,1800", f"--screenshot={shot}", html.as_uri()], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0 and shot.exists() and shot.stat().st_size > 20_000, r.stderr[-2000:]
+    r = subprocess.run([CHROMIUM, *base, "--window-size=1280,1400", f"--screenshot={shot}", html.as_uri()], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and shot.exists() and shot.stat().st_size > 40_000, r.stderr[-2000:]
+    pdf = tmp_path / "print.pdf"
+    r = subprocess.run([CHROMIUM, *base, f"--print-to-pdf={pdf}", "--no-pdf-header-footer", html.as_uri()], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and pdf.read_bytes()[:5] == b"%PDF-", r.stderr[-2000:]
 
 
 def test_log_text_is_escaped_in_every_report(cli, tmp_path):
@@ -87,8 +156,6 @@ def test_log_text_is_escaped_in_every_report(cli, tmp_path):
     m = md.read_text()
     # outside code fences no raw HTML; inside a fence (longer than any backtick run in it) the
     # line is literal text for every Markdown renderer
-    import re
-
     outside = re.sub(r"(?ms)^(`{3,})text\n.*?^\1$", "", m)
     assert "<script" not in outside and "&lt;script&gt;" in outside
     assert EVIL in m  # quoted verbatim inside the evidence fence
@@ -136,3 +203,24 @@ def test_report_evidence_has_its_notes_and_a_bounded_size(cli, tmp_path):
         text = out.read_text()
         assert out.stat().st_size < 200_000 and "A" * 1500 + "…" in text and "A" * 2000 not in text
         assert "first rejected retry of producer 0" in text and f"{broker}:1:" in text
+
+
+def test_readmes_first_command_makes_a_report_with_the_chart(cli, tmp_path):
+    """The README's first command, as written (its logsleuth parts, after `pip install .`, which
+    installs no chart extra): the terminal verdict, and an HTML report with the swimlane chart."""
+    import shlex
+
+    from conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    first = readme.split("```sh\n", 1)[1].splitlines()[0]
+    assert "pip install . &&" in first and "[report]" not in first
+    (tmp_path / "sample_logs").symlink_to(SAMPLES)
+    runs = [shlex.split(part)[1:] for part in first.split("&&") if part.strip().startswith("logsleuth ")]
+    assert len(runs) == 2
+    for args in runs:
+        r = cli(*args, cwd=tmp_path)
+        assert r.code == 0, r
+    html = (tmp_path / "incident.html").read_text()
+    lanes, kinds = _chart_counts(html)
+    assert lanes == 3 and {"shedding decision", "bundle unload", "recovered"} <= kinds

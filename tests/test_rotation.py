@@ -184,7 +184,7 @@ def test_a_rotated_pulsar_broker_log_gives_the_findings_of_the_whole_log(cli, tm
     sub = [x for x in f["subjects"] if x["path"] == str(segs[-1][0])]
     assert sub and all(x["dangling_creation_file"] == str(segs[0][0]) for x in sub)
     assert {Path(e["path"]).name for e in f["evidence"]} >= {"pulsar-broker-1.log.2.gz", "pulsar-broker-1.log.1", "pulsar-broker-1.log"}
-    text = cli("analyze", tmp_path / "pulsar-broker-1.log*", *[tmp_path / f.name for f in others], "--tz", "UTC", "--format", "text")
+    text = cli("analyze", tmp_path / "pulsar-broker-1.log*", *[tmp_path / f.name for f in others], "--tz", "UTC", "--format", "text", "-v")
     _no_overlap_note(text.out, segs)
     assert "no unload in these logs" not in text.out
 
@@ -206,7 +206,7 @@ def test_a_rotated_kafka_producer_log_gives_the_findings_of_the_whole_log(cli, t
     assert len(s["findings"]) == len(w["findings"]) >= 3
     # billing-producer.log is the same content in another directory: compare its evidence by name
     _compare(w, s, src, segs)
-    text = cli("analyze", tmp_path / "billing-producer.log", *[p for p, _ in segs], "--format", "text")
+    text = cli("analyze", tmp_path / "billing-producer.log", *[p for p, _ in segs], "--format", "text", "-v")
     _no_overlap_note(text.out, segs)
 
 
@@ -245,7 +245,7 @@ def test_timeline_puts_rotated_client_segments_on_the_broker_clock(cli, tmp_path
             s[(e["line"] + first - 1, e["event"])] = e["ts"]
     assert w and s == w
     # the shared estimate is said once, for the log, not once per segment
-    t = cli("analyze", "--tz", "UTC", tmp_path, "--format", "text").out
+    t = cli("analyze", "--tz", "UTC", tmp_path, "--format", "text", "-v").out  # -v: the routine notes too
     notes = [x for x in t.splitlines() if "client-billing.log" in x and ": clock " in x]
     assert len(notes) == 1 and "1.70 s behind" in notes[0]
 

@@ -225,7 +225,7 @@ def test_text_report():
     r = run("analyze", "--tz", "UTC", SAMPLES / "sarama-blackhole", SAMPLES / "sarama-refused", SAMPLES / "sarama-silent", "--format", "text")
     assert r.code == 0, r
     out = re.sub(r"\s+", " ", re.sub(r"-\n\s+", "-", r.out))  # undo the report's line wrapping
-    assert out.count("id: sarama.retry-redial-stall") == 6
+    assert out.count("· sarama.retry-redial-stall ·") == 6
     assert "sarama send stalled 128 s on orders/0: broker kafka-0.kafka.prod.svc:9092 black-holed" in out
     assert "4 dial timeouts of ≈30 s (120 s)" in out
     assert "With Net.DialTimeout=5s a failing send would take ≈26.9 s" in out

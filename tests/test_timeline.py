@@ -262,7 +262,7 @@ def _quiet_log(hole: tuple[dt.datetime, dt.datetime] | None = None) -> tuple[str
 
 
 def _coverage_notes(out: str) -> list[str]:
-    return [x.split("note: ", 1)[-1] for x in out.splitlines() if "coverage:" in x and "has no lines" in x]
+    return [x.split("coverage: ", 1)[-1] for x in out.splitlines() if "coverage:" in x and "has no lines" in x]
 
 
 def test_sparse_log_has_no_false_gaps(cli, tmp_path):

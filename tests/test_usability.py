@@ -199,3 +199,22 @@ def test_readme_tz_glob_matches_pulsars_default_file_name(cli, tmp_path):
     assert r.code == 0 and "matches no input" not in r.err, r
     (inp,) = r.json()["inputs"]
     assert zone in inp["zone"], inp
+
+
+def test_an_unknown_layout_gives_the_same_findings_without_a_pattern(cli, tmp_path):
+    """The inferred head: times, levels and messages found with no --layout-pattern."""
+    import re
+
+    out = []
+    for line in (KAFKA / "orders-producer.log").read_text().splitlines():
+        m = re.match(r"^\[(\d{4})-(\d\d)-(\d\d) (\d\d:\d\d:\d\d),(\d{3})\] (\w+) (.*) \(([\w.$]+)\)$", line)
+        out.append(f"{m[3]}.{m[2]}.{m[1]} {m[4]}.{m[5]} | {m[6]:<5} | main | {m[8]} | {m[7]}" if m else line)
+    p = tmp_path / "custom.log"
+    p.write_text("\n".join(out) + "\n")
+    doc = cli("analyze", "--tz", "UTC", p, "--format", "json").json()
+    assert doc["inputs"][0]["layout"].startswith("inferred-head")
+    direct = cli("analyze", "--tz", "UTC", KAFKA / "orders-producer.log", "--format", "json").json()
+    def key(d, path):
+        return sorted((f["id"], f["title"].replace(str(path), "<log>"), f["severity"], f["first_seen"], f["last_seen"]) for f in d["findings"])
+
+    assert key(direct, KAFKA / "orders-producer.log") and key(doc, p) == key(direct, KAFKA / "orders-producer.log")

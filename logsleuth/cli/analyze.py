@@ -4,6 +4,7 @@ postmortem."""
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -25,7 +26,7 @@ def analyze(
         Optional[AnalyzeFormat],
         typer.Option("--format", "-f", help="terminal (default on a terminal), text (default when piped), markdown, html, json. markdown and html add the chart and 'what else changed' (like 'logsleuth report')."),
     ] = None,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report to this file instead of stdout (markdown: the chart is written beside it as <name>.png).")] = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report to this file instead of stdout (markdown: the chart is written beside it as <name>.svg).")] = None,
     fail_on: Annotated[Optional[Severity], typer.Option("--fail-on", help="Exit 1 when a finding at or above this severity exists (for CI/cron).")] = None,
     detector: Annotated[Optional[list[str]], typer.Option("--detector", "-d", help="Run only these detectors (ids or prefixes ending in *, repeatable).")] = None,
     sarama_config: Annotated[
@@ -40,6 +41,8 @@ def analyze(
     date: DateOpt = None,
     layout: LayoutOpt = None,
     layout_pattern: LayoutPatternOpt = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Everything: routine notes, all evidence and subject fields, confidence reasons, info findings in full.")] = False,
+    no_pager: Annotated[bool, typer.Option("--no-pager", help="On a terminal, do not page long output (also LOGSLEUTH_PAGER=).")] = False,
 ) -> None:
     """Find the root cause: read broker and client logs together, run every detector, report findings with evidence."""
     from logsleuth.recognise import events as ev
@@ -49,6 +52,8 @@ def analyze(
     from logsleuth.render.console import is_terminal
 
     from logsleuth.detectors import check_names
+
+    started = time.perf_counter()
 
     check_names(detector)
     opts = read_options(tz, date, layout, layout_pattern)
@@ -73,17 +78,21 @@ def analyze(
     elif not paths:
         raise LogsleuthError("no input given (name files, directories, globs, - for stdin, or --events DIR)")
     result = run(paths or [], opts, packs, flt, det_opts, detector, skew_mode=skew.value, templates=rich_report, stored=stored)
-    _emit_report(result, fmt, output)
+    _emit_report(result, fmt, output, verbose=verbose, pager=not no_pager, elapsed=time.perf_counter() - started)
     if fail_on is not None and any(at_or_above(f.severity, fail_on.value) for f in result.findings):
         raise typer.Exit(1)
 
 
-def _emit_report(result, fmt: "AnalyzeFormat", output: Path | None, title: str = "Incident analysis") -> None:
+def _emit_report(result, fmt: "AnalyzeFormat", output: Path | None, title: str = "Incident analysis", verbose: bool = False, pager: bool = True, elapsed: float | None = None) -> None:
     from logsleuth.render import json_report, markdown, report
-    from logsleuth.render.console import is_terminal, stdout_console
+    from logsleuth.render.console import is_terminal, report_console, report_width
 
     if fmt == AnalyzeFormat.terminal and output is None:
-        report.terminal(result, stdout_console())
+        con = report_console()
+        if pager and is_terminal():
+            _paged(result, con, verbose, elapsed)
+        else:
+            report.terminal(result, con, verbose=verbose, elapsed=elapsed)
         return
     if fmt == AnalyzeFormat.json:
         body = json_report.dumps(result)
@@ -94,13 +103,13 @@ def _emit_report(result, fmt: "AnalyzeFormat", output: Path | None, title: str =
     elif fmt == AnalyzeFormat.markdown:
         image = None
         if output is not None:
-            from logsleuth.render import chart
+            from logsleuth.render import svg
 
-            png = chart.draw(result, "png") if chart.available() else None
-            if png:
-                img_path = output.with_suffix(".png")
+            drawing = svg.render(result, standalone=True)
+            if drawing:
+                img_path = output.with_suffix(".svg")
                 try:
-                    img_path.write_bytes(png)
+                    img_path.write_text(drawing, encoding="utf-8")
                 except OSError as e:
                     raise LogsleuthError(f"{img_path}: cannot write ({e.strerror or e})") from None
                 image = img_path.name
@@ -110,7 +119,7 @@ def _emit_report(result, fmt: "AnalyzeFormat", output: Path | None, title: str =
 
         body = html.document(result, title)
     else:
-        body = report.text(result)
+        body = report.text(result, width=report_width(), verbose=verbose, elapsed=elapsed)
     if output is None:
         sys.stdout.write(body)
         return
@@ -121,9 +130,27 @@ def _emit_report(result, fmt: "AnalyzeFormat", output: Path | None, title: str =
     print(f"wrote {output}", file=sys.stderr)
 
 
+def _paged(result, con, verbose: bool, elapsed: float | None) -> None:
+    """The terminal report through the pager when it is longer than the screen (render/pager.py)."""
+    import io
+
+    from rich.console import Console
+
+    from logsleuth.render import pager, report
+
+    height = con.size.height
+    buf = io.StringIO()
+    shadow = Console(file=buf, width=con.width, height=height, force_terminal=True, color_system=con.color_system,
+                     markup=False, emoji=False, highlight=False, soft_wrap=False)
+    report.terminal(result, shadow, height=height - 1, verbose=verbose, elapsed=elapsed)  # less keeps a line for its prompt
+    text = buf.getvalue()
+    if not pager.page(text, height):
+        sys.stdout.write(text)
+
+
 def report(
     paths: Paths,
-    output: Annotated[Path, typer.Option("--output", "-o", help="incident.html (one self-contained file) or incident.md (the chart is written beside it as incident.png).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="incident.html (one self-contained file) or incident.md (the chart is written beside it as incident.svg).")],
     title: Annotated[str, typer.Option("--title", help="The report's title.")] = "Incident analysis",
     around: Annotated[Optional[str], typer.Option("--around", help="The incident's time for 'what else changed' (default: where the worst finding starts).")] = None,
     window: Annotated[str, typer.Option("--window", help="With --around: the incident window after that time (the baseline is everything before it).")] = "30m",

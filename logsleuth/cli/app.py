@@ -29,6 +29,8 @@ app = typer.Typer(
 )
 
 
+ARGV: list[str] | None = None  # the arguments of this run, for the reports that record their command line
+
 app.command()(inspect.inspect)
 app.command()(events.events)
 app.command()(analyze.analyze)
@@ -58,6 +60,8 @@ def main(argv: list[str] | None = None) -> None:
     except ImportError:  # pragma: no cover
         from click.exceptions import ClickException
 
+    global ARGV
+    ARGV = list(argv if argv is not None else sys.argv[1:])
     debug = bool(os.environ.get("LOGSLEUTH_DEBUG"))
     if not debug:
         _quiet_python()

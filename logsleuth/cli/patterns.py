@@ -55,7 +55,7 @@ def patterns_check(
     directory: Annotated[Optional[Path], typer.Argument(help="A directory of your packs to check with the built-in ones (default: only the built-in packs).", show_default=False)] = None,
 ) -> None:
     """Validate packs: regexes (Rust engine), field names, ids, and every sample. Exit 2 on a problem."""
-    from logsleuth.recognise.packcheck import check_layout_samples, check_pattern_samples
+    from logsleuth.recognise.packcheck import check_layout_samples, check_pattern_samples, check_stamp_samples, check_wrapper_samples
     from logsleuth.recognise.packs import load_packs, pack_problems
 
     def fail_on(problems: list[str]) -> None:  # every problem, one line each, then exit 2
@@ -68,7 +68,7 @@ def patterns_check(
         fail_on(pack_problems(directory))  # every broken pack, not just the first
     packs = load_packs([directory] if directory else None)
     only = [p for pack in packs.packs if directory and Path(pack.source).parent.resolve() == directory.resolve() for p in pack.patterns] if directory else None
-    fail_on(check_layout_samples() + check_pattern_samples(packs, only))
+    fail_on(check_layout_samples() + check_wrapper_samples() + check_stamp_samples() + check_pattern_samples(packs, only))
     n_pat = len(only) if only is not None else len(packs.patterns)
     n_samples = sum(len(p.samples) for p in (only if only is not None else packs.patterns))
     print(f"ok: {n_pat} patterns, {n_samples} samples checked" + (f" in {directory}" if directory else f" in {len(packs.packs)} built-in packs"))

@@ -21,6 +21,7 @@ def timeline(
         typer.Option("--format", "-f", help="terminal (default on a terminal): sparklines and cause markers; lines (default when piped): 'ISO-time path:line:text'; ndjson; csv; parquet (needs -o)."),
     ] = None,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file (required for parquet).")] = None,
+    chart: Annotated[Optional[Path], typer.Option("--chart", help="Also write the swimlane chart (findings' subjects, causes, rates) to this SVG file.")] = None,
     around: Annotated[Optional[str], typer.Option("--around", help="Zoom in: a time (absolute or relative, like --since).")] = None,
     window: Annotated[str, typer.Option("--window", help="With --around: how far either side (e.g. 5m, 30s, 2h).")] = "5m",
     event: Annotated[Optional[list[str]], typer.Option("--event", "-e", help="Only these events (names or globs).")] = None,
@@ -33,6 +34,7 @@ def timeline(
     date: DateOpt = None,
     layout: LayoutOpt = None,
     layout_pattern: LayoutPatternOpt = None,
+    no_pager: Annotated[bool, typer.Option("--no-pager", help="On a terminal, do not page long output.")] = False,
 ) -> None:
     """All inputs' events on one UTC axis (client clocks corrected for skew), with causes marked."""
     from logsleuth.recognise import events as ev
@@ -52,11 +54,42 @@ def timeline(
     packs = load_packs(patterns)
     zone = opts.tz or opts.zone_for("")[0]
     flt = ev.EventFilter(since_text=since, until_text=until, zone=zone, events=event or [], systems=system or [])
-    result = ev.collect(paths, opts, packs, flt)
-    # the segments of a rotated log share one clock estimate (as in analyze); lines are still
-    # cited by the file they are in
-    logs = as_logs(result)
-    events, _ = correlate(result, skew.value, logs)
+    fmt = format or (TimelineFormat.terminal if is_terminal() and output is None else TimelineFormat.lines)
+    findings = []
+    if fmt == TimelineFormat.terminal or chart is not None:
+        # the findings too: their cause events are never dropped, their periods are marked
+        import dataclasses
+
+        from logsleuth.analysis import analyze as run_analysis
+
+        flt.check(packs)
+        whole = dataclasses.replace(flt, events=[], systems=[])
+        analysis = run_analysis(paths, opts, packs, whole, skew_mode=skew.value)
+        findings = analysis.findings
+        result = ev.EventSet(analysis.events, analysis.inputs, [r.name for r in analysis.inputs])
+        logs = analysis.logs
+        events = analysis.events
+        if flt.events:
+            events = events.filter(pl.col("event").is_in(flt.keep_names(events["event"].unique().to_list(), flt.events)))
+        if flt.systems:
+            events = events.filter(pl.col("system").is_in(flt.systems) | pl.col("pack").is_in(flt.systems))
+        if chart is not None:
+            from logsleuth.render import svg
+
+            drawing = svg.render(analysis, standalone=True)
+            if drawing is None:
+                raise LogsleuthError("no timestamped events to chart")
+            try:
+                chart.write_text(drawing, encoding="utf-8")
+            except OSError as e:
+                raise LogsleuthError(f"{chart}: cannot write ({e.strerror or e})") from None
+            print(f"wrote {chart}", file=sys.stderr)
+    else:
+        result = ev.collect(paths, opts, packs, flt)
+        # the segments of a rotated log share one clock estimate (as in analyze); lines are still
+        # cited by the file they are in
+        logs = as_logs(result)
+        events, _ = correlate(result, skew.value, logs)
     if logs:
         events = events.with_columns(path=pl.col("file").cast(pl.String))
     if around:
@@ -64,7 +97,6 @@ def timeline(
         center = parse_when(around, zone, first, last)
         events = tl.around(events, center, parse_duration(window))
     notes = list(clock_notes(result.inputs, logs).values())
-    fmt = format or (TimelineFormat.terminal if is_terminal() and output is None else TimelineFormat.lines)
     if fmt == TimelineFormat.parquet:
         if output is None:
             raise LogsleuthError("--format parquet writes a file: give -o FILE.parquet")
@@ -73,7 +105,7 @@ def timeline(
     elif output is not None:
         raise LogsleuthError("-o is for --format parquet; redirect the other formats")
     elif fmt == TimelineFormat.terminal:
-        view.terminal(tl.histogram(events), events, notes)
+        view.terminal(events, notes, findings, pager=not no_pager)
     elif fmt == TimelineFormat.ndjson:
         evview.ndjson(events, packs)
     elif fmt == TimelineFormat.csv:

@@ -6,6 +6,8 @@
 * ``fluentd-out_file`` — fluentd's ``out_file`` default format: ``<time>\t<tag>\t<record JSON>``
   (the text is in the record's ``log``/``message``/``msg``)
 * ``docker-ts`` — ``docker logs -t``: an RFC 3339 (nano) stamp and a space before the text
+* wrappers (``wrappers.py``, ``patterns/wrappers.toml``) — what a tool put in front of each line
+  (``docker compose logs``, ``kubectl logs --prefix``, syslog, a Markdown quote, ...): peeled first
 * ``json`` — one JSON object per line with the text in ``log``/``msg``/``message``/... (docker
   json-file, fluentd/fluent-bit with ``kubernetes`` fields, zap, logrus)
 
@@ -23,6 +25,9 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from logsleuth.ingest import wrappers as wrap
+from logsleuth.ingest.timeparse import parse_any_time, parse_iso
+
 RFC3339 = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})"
 # CRI: <RFC 3339 stamp> <stream> <F: full line | P: a part, continued on the stream's next line> <text>
 CRI_HEAD = rf"^{RFC3339} (stdout|stderr) ([FP]) "
@@ -34,7 +39,7 @@ DOCKER_TS_RE = rf"^(?P<ets>{RFC3339}) (?P<inner>.*)$"
 ANSI_RE = r"\x1b\[[0-9;?]*[A-Za-z]"
 
 TEXT_KEYS = ("log", "msg", "message", "MESSAGE", "Message", "text", "@message")
-TIME_KEYS = ("time", "ts", "@timestamp", "timestamp", "T", "datetime", "date", "_SOURCE_REALTIME_TIMESTAMP")
+TIME_KEYS = ("time", "ts", "@timestamp", "timestamp", "T", "datetime", "date", "_SOURCE_REALTIME_TIMESTAMP", "__REALTIME_TIMESTAMP")
 LEVEL_KEYS = ("level", "severity", "lvl", "levelname", "log.level", "Level", "L")
 LOGGER_KEYS = ("logger", "logger_name", "loggerName", "name", "N", "log.logger")
 ERROR_KEYS = ("error", "err", "errorVerbose", "exception")
@@ -49,6 +54,7 @@ FALLBACK_TEXT_KEYS = ("log", "message", "msg")
 
 @dataclass(frozen=True)
 class Envelope:
+    wrappers: tuple[str, ...] = ()  # ids of wrappers.toml peeled first, outermost first
     outer: str | None = None  # "cri" | "docker-ts" | "fluentd-out_file" | None
     json_text: str | None = None  # key of the log text inside a JSON envelope
     json_time: str | None = None
@@ -61,7 +67,7 @@ class Envelope:
 
     @property
     def name(self) -> str:
-        parts = [p for p in (self.outer, "json" if self.json_text else None) if p]
+        parts = [*self.wrappers] + [p for p in (self.outer, "json" if self.json_text else None) if p]
         name = "+".join(parts) if parts else "none"
         if self.json_text:
             name += f" ({self.json_text})"
@@ -69,7 +75,7 @@ class Envelope:
 
     @property
     def is_none(self) -> bool:
-        return self.outer is None and self.json_text is None
+        return self.outer is None and self.json_text is None and not self.wrappers
 
 
 NONE = Envelope()
@@ -165,23 +171,27 @@ def _path(key: str) -> str:
     return "$['" + key.replace("'", "\\'") + "']"
 
 
-def unwrap(frame: pl.DataFrame, env: Envelope) -> pl.DataFrame:
-    """Add ``text`` (what the layout parses) and ``env_ts``/``env_level``/``env_logger``/``env_host``."""
-    text = pl.col("raw")
+def unwrap(frame: pl.DataFrame, env: Envelope, year: int | None = None) -> pl.DataFrame:
+    """Add ``text`` (what the layout parses) and ``env_ts``/``env_naive``/``env_level``/``env_logger``/
+    ``env_host``. ``year``: for a wrapper's stamp without one (syslog)."""
+    base = pl.col("raw").str.replace_all(ANSI_RE, "") if env.ansi else pl.col("raw")
     env_ts = pl.lit(None, dtype=pl.Datetime("us", "UTC"))
+    env_naive = pl.lit(None, dtype=pl.Datetime("us"))
     env_level = pl.lit(None, dtype=pl.String)
     env_logger = pl.lit(None, dtype=pl.String)
     env_host = pl.lit(None, dtype=pl.String)
     cols: dict[str, pl.Expr] = {}
+    if env.wrappers:
+        frame = wrap.peel(frame, base, env.wrappers, year)
+        base, env_ts, env_naive, env_host = pl.col("_wtext"), pl.col("_wets"), pl.col("_wnaive"), pl.col("_whost")
+    text = base
     if env.outer:
         regex = OUTER_RE[env.outer]
-        parts = pl.col("raw").str.extract_groups(regex)
+        parts = base.str.extract_groups(regex)
         inner = parts.struct.field("inner")
-        text = pl.when(inner.is_not_null()).then(inner).otherwise(pl.col("raw"))
+        text = pl.when(inner.is_not_null()).then(inner).otherwise(base)
         ets = parts.struct.field("ets")
-        env_ts = parse_any_time(ets) if env.outer == "fluentd-out_file" else parse_iso(ets)
-    if env.ansi:
-        text = text.str.replace_all(ANSI_RE, "")
+        env_ts = pl.coalesce(parse_any_time(ets) if env.outer == "fluentd-out_file" else parse_iso(ets), env_ts)
     if env.json_text:
         frame = frame.with_columns(_inner=text)
         src = pl.col("_inner")
@@ -214,14 +224,14 @@ def unwrap(frame: pl.DataFrame, env: Envelope) -> pl.DataFrame:
         if env.json_logger:
             env_logger = src.str.json_path_match(_path(env.json_logger))
         if env.json_host:
-            env_host = src.str.json_path_match(env.json_host)
+            env_host = pl.coalesce(src.str.json_path_match(env.json_host), env_host)
     # NUL padding left by a crash (a preallocated or truncated file) ends where the next write
     # begins: a line that starts with NULs is read from its first other byte (raw keeps them)
     if frame.height and frame.select(pl.col("raw").str.starts_with("\x00").any()).item():
         text = text.str.strip_chars_start("\x00")
-    cols.update(text=text, env_ts=env_ts, env_level=env_level, env_logger=env_logger, env_host=env_host)
+    cols.update(text=text, env_ts=env_ts, env_naive=env_naive, env_level=env_level, env_logger=env_logger, env_host=env_host)
     out = frame.with_columns(**cols)
-    return out.drop([c for c in ("_inner", "_jt", "_err", "_st", "_jts") if c in out.columns])
+    return out.drop([c for c in ("_inner", "_jt", "_err", "_st", "_jts", "_wtext", "_wets", "_wnaive", "_whost") if c in out.columns])
 
 
 def _stream() -> pl.Expr:
@@ -280,26 +290,3 @@ def _optional_key(src: pl.Expr, key: str) -> pl.Expr:
     """A top-level key most lines lack: only lines that contain ``"key"`` are JSON-parsed (a
     JSON path match costs ~1.7 µs a line; the substring test a few ns)."""
     return pl.when(src.str.contains(f'"{key}"', literal=True)).then(src).str.json_path_match(_path(key))
-
-
-def parse_iso(expr: pl.Expr) -> pl.Expr:
-    """RFC 3339 text (with Z or an offset, any fraction) -> UTC datetime."""
-    return expr.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%#z", strict=False, time_unit="us").dt.convert_time_zone("UTC")
-
-
-def parse_any_time(expr: pl.Expr) -> pl.Expr:
-    """A JSON time value: epoch seconds/ms/us/ns (zap) or ISO 8601 text (logrus, fluentd)."""
-    num = expr.cast(pl.Float64, strict=False)
-    epoch_us = (
-        pl.when(num > 1e17).then(num / 1000)
-        .when(num > 1e14).then(num)
-        .when(num > 1e11).then(num * 1000)
-        .otherwise(num * 1_000_000)
-    )
-    from_epoch = pl.from_epoch(epoch_us.cast(pl.Int64, strict=False), time_unit="us").dt.replace_time_zone("UTC")
-    iso = pl.coalesce(
-        expr.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%#z", strict=False, time_unit="us").dt.convert_time_zone("UTC"),
-        expr.str.to_datetime("%Y-%m-%d %H:%M:%S%.f%#z", strict=False, time_unit="us").dt.convert_time_zone("UTC"),
-        expr.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f", strict=False, time_unit="us").dt.replace_time_zone("UTC"),
-    )
-    return pl.when(num.is_not_null()).then(from_epoch).otherwise(iso)

@@ -14,6 +14,8 @@ from typing import Callable, Iterator
 import polars as pl
 
 from logsleuth.ingest import envelopes
+from logsleuth.ingest import wrappers as wrap
+from logsleuth.ingest.layouts import infer
 from logsleuth.ingest.layouts.catalog import builtin_layouts
 from logsleuth.ingest.layouts.detect import MIN_RATE, SAMPLE_LINES, Detection, detect
 from logsleuth.ingest.records import RECORD_SCHEMA, assemble, stamp_prefix_expr, start_expr
@@ -114,7 +116,7 @@ def read_source(
                 kept = lines.filter(keep)
             else:
                 kept = lines
-            cols = ["line", "raw", "text", "env_ts", "env_level", "env_logger", "env_host", "is_start", "rid"]
+            cols = ["line", "raw", "text", "env_ts", "env_naive", "env_level", "env_logger", "env_host", "is_start", "rid"]
             if same_text:  # no envelope: raw and text are one buffer; copy it once
                 kept = compact(kept.select([c for c in cols if c != "raw"])).with_columns(raw=pl.col("text"))
             else:
@@ -154,7 +156,14 @@ def read_source(
     def per_line_exprs() -> dict[str, pl.Expr]:
         # one pass, so Polars runs these expressions in parallel
         assert det is not None and clock is not None
-        per_line = {"is_start": start_expr(det.layout) | (pl.col("line") == 1)}
+        if det.layout.is_fallback and (det.envelope.outer or det.envelope.wrappers):
+            # every line is a record, but one the envelope did not wrap continues the one before
+            # (a stack trace printed inside a `docker logs -t` line, a wrapped line)
+            per_line = {"is_start": pl.col("env_ts").is_not_null() | pl.col("env_naive").is_not_null() | (pl.col("line") == 1)}
+            if not (det.envelope.outer or wrap.stamped(det.envelope.wrappers)):
+                per_line = {"is_start": pl.lit(True)}
+        else:
+            per_line = {"is_start": start_expr(det.layout) | (pl.col("line") == 1)}
         if clock.time_only:
             per_line["_tod"] = stamp_expr(stamp_prefix_expr(det.layout), det.layout.time, None)[2]  # type: ignore[arg-type]
         if select is not None:
@@ -164,7 +173,7 @@ def read_source(
     def unwrapped(frame: pl.DataFrame) -> pl.DataFrame:
         joined = envelopes.join_partials(frame, det.envelope)
         report.lines_in_records += frame.height - joined.height  # physical lines joined into one
-        return envelopes.unwrap(joined, det.envelope)
+        return envelopes.unwrap(joined, det.envelope, clock.year_hint() if clock is not None else None)
 
     held: pl.DataFrame | None = None
     total = src.path.stat().st_size if src.path is not None and src.path.is_file() else None
@@ -188,6 +197,8 @@ def read_source(
         frame, held = envelopes.split_partial_tail(frame, det.envelope)
         lines = unwrapped(frame)
         lines = per_line_pass(lines, per_line_exprs())
+        if not det.layout.is_fallback:  # a line of another layout starts a record of its own
+            lines = infer.extra_starts(lines)
         if carry is not None and carry.height:
             lines = pl.concat([carry, lines], how="vertical_relaxed")
         done, carry = _split_last_record(lines)
@@ -256,6 +267,14 @@ def read_source(
                 f"{given} recognises almost none of these lines (a record starts on {report.records:,} of "
                 f"{stats.lines:,} lines), so they were read as {report.records:,} record(s): this input has another "
                 f"layout; give a pattern only to the files it fits (--layout-pattern 'GLOB=PATTERN') and let the others be detected"
+            )
+        elif lay.inferred:
+            stamp = lay.id.partition("(")[2].rstrip(")") or "timestamp"
+            stats.note(
+                f"no built-in layout recognises these lines: they were read with the inferred head (records start at "
+                f"lines with a {stamp} stamp near their start, {det.rate:.0%} of the sampled lines; levels and loggers "
+                "from each line's head; messages searched in the whole line); for exact fields give the application's "
+                "pattern with --layout-pattern '%d{...} [%t] %-5level %logger - %msg%n'"
             )
         elif lay.is_fallback and not det.envelope.outer and not det.envelope.json_time:
             stats.note(

@@ -13,6 +13,7 @@ import re
 
 import polars as pl
 
+from logsleuth.ingest.layouts import infer
 from logsleuth.ingest.layouts.catalog import LEVELS, Layout
 from logsleuth.ingest.timeparse import FileClock, stamp_expr
 
@@ -109,19 +110,44 @@ def assemble(lines: pl.DataFrame, layout: Layout, clock: FileClock, naive: pl.Da
         "isolated": pl.lit(False) if layout.is_fallback else msg.is_not_null(),
         "host": pl.col("env_host"),
         "env_ts": pl.col("env_ts"),
+        "_env_naive": pl.col("env_naive") if "env_naive" in lines.columns else pl.lit(None, dtype=pl.Datetime("us")),
     }
     rec = starts.select(**cols)
+    guess = rec.height > 0 and not rec["isolated"].all()
+    if guess:  # records whose layout did not isolate the message: level and logger from the line's head
+        head = pl.col("msg")
+        rec = rec.with_columns(
+            level=pl.coalesce(pl.col("level"), pl.when(~pl.col("isolated")).then(infer.level_expr(head))),
+            logger=pl.coalesce(pl.col("logger"), pl.when(~pl.col("isolated")).then(infer.logger_expr(head))),
+        )
     rec = rec.with_columns(level=_normal_level(pl.col("level")))
     spec = layout.time
-    if spec is not None and not clock.time_only:
+    if spec is not None and not clock.time_only and layout.inferred:
+        # each line's own stamp, whatever its shape (an offset on some lines, none on others)
+        aware, naive_expr, text = infer.stamp_exprs(pl.col("msg"), clock.year_hint())
+        rec = rec.with_columns(_ts_aware=aware, _ts_naive=naive_expr, ts_text=pl.coalesce(text, pl.col("ts_text")))
+    elif spec is not None and not clock.time_only:
         aware, naive_expr, _ = stamp_expr(pl.col("ts_text"), spec, clock.year_hint())
         rec = rec.with_columns(_ts_aware=aware, _ts_naive=naive_expr)
+        if guess and rec["ts_text"].null_count():  # a line of another layout: any dated stamp
+            g_aware, g_naive, g_text = infer.stamp_exprs(pl.col("msg"), clock.year_hint())
+            lacking = pl.col("ts_text").is_null()
+            rec = rec.with_columns(
+                _ts_aware=pl.coalesce(pl.col("_ts_aware"), pl.when(lacking).then(g_aware)),
+                _ts_naive=pl.coalesce(pl.col("_ts_naive"), pl.when(lacking).then(g_naive)),
+                ts_text=pl.coalesce(pl.col("ts_text"), pl.when(lacking).then(g_text)),
+            )
     elif spec is not None and naive is not None:
         rec = rec.join(naive, on="rid", how="left").with_columns(_ts_aware=pl.lit(None, dtype=pl.Datetime("us", "UTC")))
     else:
         rec = rec.with_columns(
             _ts_aware=pl.lit(None, dtype=pl.Datetime("us", "UTC")), _ts_naive=pl.lit(None, dtype=pl.Datetime("us"))
         )
+    if not clock.time_only:  # a wrapper's stamp without an offset (syslog) for records without their own
+        rec = rec.with_columns(
+            _ts_naive=pl.when(pl.col("_ts_aware").is_null()).then(pl.coalesce(pl.col("_ts_naive"), pl.col("_env_naive")))
+        )
+    rec = rec.drop("_env_naive")
     if cont.height:
         tails = cont.group_by("rid").agg(
             line_end=pl.col("line").max(), _cont=pl.col("text").str.join("\n")

@@ -10,7 +10,8 @@ stuck in the newest — so the analysis stage (``analysis.analyze``) groups them
 a rotation suffix from it gives ``base`` (in the same directory):
 
 * ``name.N`` and ``name.N.gz|bz2|xz|zst`` (logrotate; a higher N is older), ``name.gz`` …
-* ``name-YYYYMMDD``, ``name.YYYY-MM-DD`` (logrotate ``dateext``), optionally ``.N`` / ``-N`` after the date;
+* ``name-YYYYMMDD``, ``name.YYYY-MM-DD`` (logrotate ``dateext``), optionally ``.N`` / ``-N`` after the date
+  (also Kafka's hourly ``server.log.YYYY-MM-DD-HH``, log4j DailyRollingFileAppender ``'.'yyyy-MM-dd-HH``: the hour sorts as N);
   ``name-YYYYMMDDHH`` and ``name-YYYYMMDD-<epoch>`` (logrotate ``dateformat``)
 * ``0.log.YYYYMMDD-HHMMSS`` (kubelet, under ``/var/log/pods/…``; all but the newest gzipped)
 * ``stem-YYYY-MM-DD-N.log``, ``stem-YYYY-MM-DD.N.log`` (log4j2 RollingFile ``%d{yyyy-MM-dd}-%i``) and

@@ -318,6 +318,29 @@ class FileClock:
         return f"{self.zone} ({self.zone_source or 'assumed'})"
 
 
+def parse_iso(expr: pl.Expr) -> pl.Expr:
+    """RFC 3339 text (with Z or an offset, any fraction) -> UTC datetime."""
+    return expr.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%#z", strict=False, time_unit="us").dt.convert_time_zone("UTC")
+
+
+def parse_any_time(expr: pl.Expr) -> pl.Expr:
+    """A JSON time value: epoch seconds/ms/us/ns (zap) or ISO 8601 text (logrus, fluentd)."""
+    num = expr.cast(pl.Float64, strict=False)
+    epoch_us = (
+        pl.when(num > 1e17).then(num / 1000)
+        .when(num > 1e14).then(num)
+        .when(num > 1e11).then(num * 1000)
+        .otherwise(num * 1_000_000)
+    )
+    from_epoch = pl.from_epoch(epoch_us.cast(pl.Int64, strict=False), time_unit="us").dt.replace_time_zone("UTC")
+    iso = pl.coalesce(
+        expr.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%#z", strict=False, time_unit="us").dt.convert_time_zone("UTC"),
+        expr.str.to_datetime("%Y-%m-%d %H:%M:%S%.f%#z", strict=False, time_unit="us").dt.convert_time_zone("UTC"),
+        expr.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f", strict=False, time_unit="us").dt.replace_time_zone("UTC"),
+    )
+    return pl.when(num.is_not_null()).then(from_epoch).otherwise(iso)
+
+
 def iso_utc(t: dt.datetime | None) -> str | None:
     """ISO 8601 in UTC with a ``Z``: milliseconds, or microseconds when the stamp has them."""
     if t is None:

@@ -56,8 +56,9 @@ class Matcher:
         for p_index, rec_ids in candidates:
             p = self.patterns[p_index]
             cand = records.filter(pl.col("_rec").is_in(rec_ids.implode()))
-            if p.scope_regex:  # a record without a logger is not excluded by a scope
-                cand = cand.filter(pl.col("logger").is_null() | pl.col("logger").str.contains(p.scope_regex))
+            if p.scope_regex:  # a record without a logger is not excluded by a scope, unless it must have one
+                in_scope = pl.col("logger").str.contains(p.scope_regex)
+                cand = cand.filter(in_scope.fill_null(False) if p.require_scope else (pl.col("logger").is_null() | in_scope))
             if p.anchored and positioned:
                 # the message where the layout isolated it; elsewhere, wherever it sits in the line
                 iso = pl.col("isolated").fill_null(False)

@@ -133,3 +133,54 @@ def check_layout_samples() -> list[str]:
                 if got.get(k) != want:
                     problems.append(f"layouts.toml: layout {lay.id}: sample {i}: {k} = {got.get(k)!r}, expected {want!r}")
     return problems
+
+
+def check_wrapper_samples() -> list[str]:
+    """Every wrapper sample (patterns/wrappers.toml) peels to its inner text, host and stamp."""
+    from logsleuth.ingest import wrappers as wrap
+
+    problems: list[str] = []
+    for w in wrap.wrappers():
+        for i, s in enumerate(w.samples, 1):
+            where = f"wrappers.toml: wrapper {w.id}: sample {i}"
+            frame = wrap.peel(pl.DataFrame({"raw": [s.get("line", "")]}), pl.col("raw"), (w.id,), 2024)
+            row = frame.row(0, named=True)
+            if row["_wtext"] != s.get("inner"):
+                problems.append(f"{where}: inner = {row['_wtext']!r}, expected {s.get('inner')!r}")
+            if "host" in s and row["_whost"] != s["host"]:
+                problems.append(f"{where}: host = {row['_whost']!r}, expected {s['host']!r}")
+            if "ets" in s:
+                import datetime as dt
+
+                got = row["_wets"] or row["_wnaive"]
+                want = dt.datetime.fromisoformat(s["ets"].replace("Z", "+00:00"))
+                if got is None or got != want:
+                    problems.append(f"{where}: stamp = {got}, expected {s['ets']}")
+    return problems
+
+
+def check_stamp_samples() -> list[str]:
+    """Every stamp sample (patterns/stamps.toml) is found by its shape and reads as its UTC time."""
+    import datetime as dt
+
+    from logsleuth.ingest.layouts import infer
+    from logsleuth.ingest.timeparse import stamp_expr
+
+    problems: list[str] = []
+    for s in infer.stamps():
+        for i, (text, utc) in enumerate(s.samples, 1):
+            where = f"stamps.toml: stamp {s.id}: sample {i}"
+            if not re.fullmatch(s.regex, text):
+                problems.append(f"{where}: {text!r} does not fit the stamp's regex")
+                continue
+            aware, naive, tod = stamp_expr(pl.lit(text), s.time, 2024)
+            got_a, got_n, got_t = pl.select(a=aware, n=naive, t=tod).row(0)
+            want = dt.datetime.fromisoformat(utc.replace("Z", "+00:00"))
+            got = got_a or (got_n.replace(tzinfo=dt.timezone.utc) if got_n else None)
+            if got_t is not None:
+                ok = got_t == want.time().replace(tzinfo=None)
+            else:
+                ok = got is not None and got == want
+            if not ok:
+                problems.append(f"{where}: {text!r} reads as {got or got_t}, expected {utc}")
+    return problems

@@ -68,6 +68,7 @@ class Pattern:
     description: str
     samples: tuple[PackSample, ...]
     source: str
+    require_scope: bool = False  # a text any program may print: only with a logger in the scope
 
     @property
     def scope_regex(self) -> str | None:
@@ -219,8 +220,9 @@ def _req(seq: list) -> list[str] | None:
     return max(cands, key=_score)
 
 
-# a message boundary on the first line of a record: the start, or after one of these characters
-BOUNDARY = r"(?:[^\n]*?(?:[^\S\n]|[|>\]):\-]))??"
+# a message boundary: the start of the record, after one of these characters on its first line,
+# or the start of a later line (an unstamped message folded into the record before it)
+BOUNDARY = r"(?:[^\n]*?(?:[^\S\n]|[|>\]):\-])|(?s:.*?)\n)??"
 
 
 @lru_cache(maxsize=4096)
@@ -386,6 +388,9 @@ def _pattern(entry: dict, pack: Pack, where: str, vocabulary: dict[str, Field]) 
         scope = [scope]
     if not isinstance(scope, list) or not all(isinstance(x, str) for x in scope):
         raise _err(where, "scope must be a logger name or a list of them")
+    require_scope = entry.get("require_scope", False)
+    if not isinstance(require_scope, bool) or (require_scope and not scope):
+        raise _err(where, "require_scope must be true or false, and true needs a scope")
     raw_samples = entry.get("sample", [])
     if not isinstance(raw_samples, list):
         raise _err(where, "samples must be tables: [[pattern.sample]]")
@@ -421,6 +426,7 @@ def _pattern(entry: dict, pack: Pack, where: str, vocabulary: dict[str, Field]) 
         description=entry.get("description", ""),
         samples=tuple(samples),
         source=pack.source,
+        require_scope=require_scope,
     )
 
 

@@ -22,3 +22,27 @@ def is_terminal() -> bool:
         return sys.stdout.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def report_width(default: int = 100) -> int:
+    """Columns for a report written as text: ``COLUMNS``, else the terminal stderr is on (``analyze
+    | less`` wraps for the screen it is read on), else ``default``."""
+    import os
+
+    try:
+        cols = int(os.environ.get("COLUMNS", ""))
+        if cols > 0:
+            return max(40, cols)
+    except ValueError:
+        pass
+    try:
+        if sys.stderr.isatty():
+            return max(40, os.get_terminal_size(sys.stderr.fileno()).columns)
+    except (AttributeError, ValueError, OSError):
+        pass
+    return default
+
+
+def report_console() -> Console:
+    """The terminal report's console: the terminal's width (or ``COLUMNS``; 80 when neither says)."""
+    return Console(markup=False, emoji=False, highlight=False, soft_wrap=False)

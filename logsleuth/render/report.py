@@ -1,298 +1,398 @@
-"""The ``analyze`` report for people: a rich view on a terminal, the same content as plain text
-(``--format text``) for pasting. Log text is always shown through render/safe.py."""
+"""The ``analyze`` report for people, verdict first: the first screen (24 lines at 80 columns) is
+the answer (per finding of medium or more: severity and confidence in words, the title, one line of
+root cause, the one action to take now, the top subjects), warnings that change the reading under
+the headline; then each finding in reading order (root cause → what to do → evidence → subjects →
+ruled out → references); then the inputs and notes; and a closing summary that names the worst
+finding again, so the last screen is the answer too.
+
+The terminal view and ``--format text`` are the same lines (text has no colours). Log text goes
+through logsleuth/safe.py; paths lose the directory all inputs share (render/paths.py)."""
 
 from __future__ import annotations
 
 import datetime as dt
-from collections import Counter
-from pathlib import Path
+import io
+from dataclasses import dataclass
 
-from rich.console import Console, Group
-from rich.padding import Padding
-from rich.panel import Panel
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from logsleuth import __version__
-from logsleuth.ingest import rotation
+from logsleuth.detectors.finding import SEVERITY_RANK, Finding
 from logsleuth.findings import Analysis
-from logsleuth.detectors.finding import SEVERITIES, Finding
-from logsleuth.safe import one_line, visible
-from logsleuth.ingest.timeparse import iso_utc
+from logsleuth.render import subjects as subj
+from logsleuth.render.facts import (  # noqa: F401  (the helpers the other reports share)
+    _cell, _t, clock_notes, closing, coverage_notes, headline, input_rows, notes, reading_notes, severity_counts,
+)
+from logsleuth.render.paths import Shortener
+from logsleuth.render.words import confidence_text, confidence_word, counts, span_text, LOW_CONFIDENCE
+from logsleuth.safe import EVIDENCE_CHARS, one_line, visible
 
-SEV_STYLE = {"critical": "bold white on red", "high": "bold red", "medium": "yellow", "low": "cyan", "info": "dim"}
-MAX_EVIDENCE = 12
-MAX_SUBJECTS = 25
-
-
-def _t(t: dt.datetime | None) -> str:
-    s = iso_utc(t)
-    return s.replace("T", " ").replace("Z", " UTC") if s else "n/a"
-
-
-def headline(a: Analysis) -> str:
-    first, last = a.span
-    n = len(a.findings)
-    worst = a.findings[0].severity if a.findings else None
-    files = len([r for r in a.inputs if not r.skipped_input])
-    head = f"logsleuth {__version__}: {files} file(s), {a.lines:,} lines, {a.records:,} records, {a.events.height:,} events"
-    span = f"{_t(first)} → {_t(last)}" if first else "no timestamps"
-    verdict = f"{n} finding(s), worst: {worst}" if n else "no findings"
-    return f"{head}; {span}; {verdict}"
-
-
-def input_rows(a: Analysis) -> list[list[str]]:
-    out = []
-    for r in a.inputs:
-        if r.skipped_input:
-            out.append([visible(r.name), "skipped: " + visible(r.skipped_input), "", "", "", "", ""])
-            continue
-        out.append([
-            visible(r.name),
-            r.layout + (f" ({r.envelope})" if r.envelope != "none" else ""),
-            f"{r.lines:,}",
-            f"{r.events or 0:,}",
-            _t(r.first_ts),
-            _t(r.last_ts),
-            r.zone,
-        ])
-    return out
-
-
-def clock_notes(inputs: list, logs: dict) -> dict[str, str]:
-    """{input: '<input>: clock …'} for every input whose skew was looked at; a rotated log's
-    segments share one estimate, so it is said once, for the log."""
-    later = {seg for seg, log in rotation.log_of(logs).items() if seg != log}
-    return {
-        r.name: f"{visible(r.name)}: clock {r.clock_skew.describe()}"
-        for r in inputs
-        if r.clock_skew is not None and r.clock_skew.status != "no counterpart" and r.name not in later
-    }
-
-
-def notes(a: Analysis) -> list[str]:
-    out = []
-    clock = clock_notes(a.inputs, a.logs)
-    for r in a.inputs:
-        for n in r.stats.notes:
-            out.append(f"{visible(r.name)}: {visible(n)}")
-        if r.stats.replaced_bytes:
-            out.append(f"{visible(r.name)}: {r.stats.replaced_bytes} bytes were not valid text and were replaced")
-        if r.name in clock:
-            out.append(clock[r.name])
-        if r.date_source and "modification time" in r.date_source or r.date_source.startswith("today"):
-            out.append(f"{visible(r.name)}: time-only stamps dated by {r.date_source}; give --date if that is wrong")
-    for log, segments in a.logs.items():
-        out.append(f"{', '.join(visible(Path(s).name) for s in segments)} read as one log (rotated): {visible(log)}")
-    # one span per log: the segments of a rotated log follow each other, they do not overlap
-    spans = [(r.name, r.first_ts, r.last_ts) for r in a.log_inputs() if r.first_ts and r.last_ts and not r.skipped_input]
-    if len(spans) >= 2:
-        for name, f0, l0 in spans:
-            if not any(f1 <= l0 and f0 <= l1 for other, f1, l1 in spans if other != name):
-                out.append(f"{visible(name)} ({_t(f0)} → {_t(l0)}) overlaps no other input in time: check --date and --tz")
-    if a.since or a.until:
-        out.append(f"window: {_t(a.since) if a.since else 'start'} → {_t(a.until) if a.until else 'end'} (the detectors read the whole logs; findings going on in the window are shown, with their true start and cause)")
-    return out
-
-
-def coverage_notes(a: Analysis) -> list[str]:
-    """Gaps and missing levels per input (logsleuth/coverage.py)."""
-    from logsleuth.ingest.coverage import compute
-
-    out = []
-    for r in a.log_inputs():
-        if r.skipped_input:
-            continue
-        cov = compute(r)
-        for g in cov.gaps:
-            out.append(f"coverage: {r.name} has no lines from {_t(g.start)} to {_t(g.end)}")
-        if cov.levels and not cov.has_info:
-            out.append(f"coverage: {r.name} holds no INFO lines (levels: {', '.join(sorted(cov.levels))})")
-    return out
-
-
-def closing(a: Analysis) -> list[tuple[str, str]]:
-    """Hayabusa-style end-of-scan summary."""
-    first, last = a.span
-    sev = Counter(f.severity for f in a.findings)
-    reduction = (1 - a.events.height / a.lines) * 100 if a.lines else 0.0
-    return [
-        ("lines read", f"{a.lines:,}"),
-        ("records", f"{a.records:,}"),
-        ("events", f"{a.events.height:,} ({reduction:.2f}% data reduction)"),
-        ("first / last", f"{_t(first)} / {_t(last)}"),
-        ("findings", ", ".join(f"{s}: {sev[s]}" for s in SEVERITIES if sev[s]) or "none"),
-    ]
-
-
-# ----------------------------------------------------------------------------- plain text
-
-
-def text(a: Analysis) -> str:
-    out: list[str] = [headline(a), ""]
-    out.append("Inputs")
-    cols = ["path", "layout", "lines", "events", "first (UTC)", "last (UTC)", "zone"]
-    rows = input_rows(a)
-    widths = [max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(cols)]
-    out.append("  " + "  ".join(c.ljust(widths[i]) for i, c in enumerate(cols)).rstrip())
-    for r in rows:
-        out.append("  " + "  ".join(v.ljust(widths[i]) for i, v in enumerate(r)).rstrip())
-    for n in notes(a) + coverage_notes(a):
-        out.append(f"  note: {n}")
-    out.append("")
-    if not a.findings:
-        out.append("Findings: none. No detector recognised an incident in these logs.")
-    else:
-        out.append(f"Findings ({len(a.findings)})")
-    for i, f in enumerate(a.findings, 1):
-        out.extend(finding_text(i, f))
-    out.append("Summary")
-    for k, v in closing(a):
-        out.append(f"  {k:<13} {v}")
-    return "\n".join(out) + "\n"
-
-
-def finding_text(i: int, f: Finding) -> list[str]:
-    out = ["", f"{i}. [{f.severity.upper()}] {visible(f.title)}", f"   id: {f.id}   confidence: {f.confidence:.2f}   seen: {_t(f.first_seen)} → {_t(f.last_seen)}", ""]
-    out += _wrap("Root cause: " + visible(f.root_cause), "   ")
-    if f.confidence_reasons:
-        out.append("   Confidence:")
-        out += [f"     {visible(r)}" for r in f.confidence_reasons]
-    if f.cause:
-        out.append("   Cause: " + ", ".join(f"{k}={visible(_cell(v))}" for k, v in f.cause.items() if v is not None and not isinstance(v, (list, dict))))
-    if f.subjects:
-        out.append(f"   Subjects ({len(f.subjects)}):")
-        for s in f.subjects[:MAX_SUBJECTS]:
-            out.append("     - " + ", ".join(f"{k}={visible(_cell(v))}" for k, v in s.items() if v is not None and not isinstance(v, (list, dict))))
-        if len(f.subjects) > MAX_SUBJECTS:
-            out.append(f"     … {len(f.subjects) - MAX_SUBJECTS} more (see --format json)")
-    if f.evidence:
-        out.append("   Evidence:")
-        for e in f.evidence[:MAX_EVIDENCE]:
-            note = f"  [{visible(e.note)}]" if e.note else ""
-            out.append(f"     {visible(e.path)}:{e.line}:{note}")
-            out.append(f"       {one_line(e.text, 400)}")
-        if len(f.evidence) > MAX_EVIDENCE:
-            out.append(f"     … {len(f.evidence) - MAX_EVIDENCE} more lines (see --format json)")
-    if f.remediation:
-        out.append("   What to do:")
-        for r in f.remediation:
-            out += _wrap("- " + visible(r), "     ", "       ")
-    if f.ruled_out:
-        out.append("   Ruled out:")
-        for r in f.ruled_out:
-            out += _wrap("- " + visible(r), "     ", "       ")
-    if f.references:
-        out.append("   References: " + "; ".join(visible(r) for r in f.references))
-    return out
-
-
-def _wrap(s: str, first: str, rest: str | None = None, width: int = 110) -> list[str]:
-    import textwrap
-
-    return textwrap.wrap(s, width=width, initial_indent=first, subsequent_indent=rest if rest is not None else first) or [first]
-
-
-# ----------------------------------------------------------------------------- terminal
-
-
-def terminal(a: Analysis, con: Console) -> None:
-    con.print(Text(headline(a), style="bold"))
-    t = Table(box=None, pad_edge=False, header_style="bold dim")
-    for c in ("path", "layout", "lines", "events", "first (UTC)", "last (UTC)", "zone"):
-        t.add_column(c, overflow="fold", justify="right" if c in ("lines", "events") else "left")
-    for r in input_rows(a):
-        t.add_row(*(Text(v) for v in r))
-    con.print(Padding(t, (1, 0, 0, 2)))
-    for n in notes(a):
-        con.print(Text("  note: " + n, style="dim"))
-    con.print()
-    if not a.findings:
-        con.print(Text("No findings: no detector recognised an incident in these logs.", style="green"))
-    for i, f in enumerate(a.findings, 1):
-        con.print(_panel(i, f))
-    s = Table(box=None, show_header=False, pad_edge=False)
-    s.add_column(style="bold")
-    s.add_column()
-    for k, v in closing(a):
-        s.add_row(Text(k), Text(v))
-    con.print(Panel(s, title="summary", title_align="left", expand=False))
-
-
-def _panel(i: int, f: Finding) -> Panel:
-    parts: list = []
-    meta = Text()
-    meta.append(f"{f.severity.upper()}", style=SEV_STYLE[f.severity])
-    meta.append(f"  confidence {f.confidence:.2f}  ·  {_t(f.first_seen)} → {_t(f.last_seen)}  ·  {f.id}")
-    parts.append(meta)
-    parts.append(Text(""))
-    parts.append(Text(visible(f.root_cause)))
-    if f.confidence_reasons:
-        parts.append(Text(""))
-        parts.append(Text("Confidence", style="bold"))
-        for r in f.confidence_reasons:
-            parts.append(Text("  " + visible(r)))
-    if f.cause:
-        parts.append(Text(""))
-        parts.append(Text("Cause  ", style="bold") + Text(", ".join(f"{k}={visible(_cell(v))}" for k, v in f.cause.items() if v is not None and not isinstance(v, (list, dict)))))
-    if f.subjects:
-        keys = subject_columns(f)
-        parts.append(Text(""))
-        parts.append(Text(f"Subjects ({len(f.subjects)})", style="bold"))
-        if len(keys) <= 6:
-            st = Table(box=None, pad_edge=False, header_style="bold dim")
-            for k in keys:
-                st.add_column(k, overflow="fold")
-            for s in f.subjects[:MAX_SUBJECTS]:
-                st.add_row(*(Text(visible(_cell(s.get(k)))) for k in keys))
-            parts.append(st)
-        else:  # too many columns for a table on a terminal: one wrapped line per subject
-            for s in f.subjects[:MAX_SUBJECTS]:
-                parts.append(Text("  • " + ", ".join(f"{k}={visible(_cell(s.get(k)))}" for k in keys if s.get(k) is not None)))
-        if len(f.subjects) > MAX_SUBJECTS:
-            parts.append(Text(f"… {len(f.subjects) - MAX_SUBJECTS} more (see --format json)", style="dim"))
-    if f.evidence:
-        parts.append(Text(""))
-        parts.append(Text("Evidence", style="bold"))
-        for e in f.evidence[:MAX_EVIDENCE]:
-            loc = Text(f"{visible(e.path)}:{e.line}:", style="magenta")
-            if e.note:
-                loc.append(f" {visible(e.note)}", style="dim")
-            parts.append(loc)
-            parts.append(Text("  " + one_line(e.text, 300)))
-        if len(f.evidence) > MAX_EVIDENCE:
-            parts.append(Text(f"… {len(f.evidence) - MAX_EVIDENCE} more lines (see --format json)", style="dim"))
-    if f.remediation:
-        parts.append(Text(""))
-        parts.append(Text("What to do", style="bold"))
-        for r in f.remediation:
-            parts.append(Text("  • " + visible(r)))
-    if f.ruled_out:
-        parts.append(Text(""))
-        parts.append(Text("Ruled out", style="bold"))
-        for r in f.ruled_out:
-            parts.append(Text("  • " + visible(r), style="dim"))
-    if f.references:
-        parts.append(Text(""))
-        parts.append(Text("References  ", style="bold") + Text("; ".join(visible(r) for r in f.references)))
-    return Panel(Group(*parts), title=Text(f"{i}. {visible(f.title)}"), title_align="left", border_style=SEV_STYLE[f.severity].split()[-1])
+SEV_STYLE = {"critical": "bold white on red", "high": "bold red", "medium": "bold yellow", "low": "cyan", "info": "dim"}
+EVIDENCE_SHOWN = 6  # evidence lines per finding without -v ("the few lines that prove it")
+SUBJECTS_SHOWN = 10
+SCREEN = 24  # the first screen when the terminal does not say
 
 
 def subject_columns(f: Finding) -> list[str]:
-    """The scalar keys of a finding's subjects, in first-seen order: the subjects table's columns."""
-    keys: list[str] = []
-    for s in f.subjects:
-        for k, v in s.items():
-            if k not in keys and not isinstance(v, (list, dict)):
-                keys.append(k)
-    return keys
+    return subj.all_columns(f)
 
 
-def _cell(v) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, dt.datetime):
-        return _t(v)
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    return str(v)
+@dataclass
+class View:
+    a: Analysis
+    width: int
+    height: int = SCREEN
+    verbose: bool = False
+    elapsed: float | None = None
+
+    def __post_init__(self) -> None:
+        names = [r.name for r in self.a.inputs]
+        for segs in self.a.logs.values():
+            names += list(segs)
+        self.short = Shortener(names)
+        self.told: set[str] = set()
+        self._measure = Console(width=self.width, markup=False, emoji=False, highlight=False, color_system=None)
+
+    # ------------------------------------------------------------------ helpers
+
+    def s(self, text: str | None) -> str:
+        """Detector prose for a person: visible, with the shared directory left out of paths."""
+        return self.short.text(visible(text or ""))
+
+    def wrap(self, body: Text | str, label: str = "", indent: int | None = None, max_lines: int | None = None, style: str = "") -> list[Text]:
+        """``label`` then ``body`` wrapped to the width, continuation lines indented under the body;
+        at most ``max_lines`` (the last one ends in '…' when cut)."""
+        if isinstance(body, str):
+            body = Text(body, style=style)
+        ind = len(label) if indent is None else indent
+        room = max(10, self.width - max(ind, len(label)))
+        lines = [ln for ln in body.wrap(self._measure, room, overflow="fold")] or [Text("")]
+        cut = max_lines is not None and len(lines) > max_lines
+        if cut:
+            lines = lines[:max_lines]
+        out = []
+        for k, ln in enumerate(lines):
+            ln = ln.copy()
+            ln.rstrip()
+            if cut and k == len(lines) - 1:
+                if ln.cell_len >= room:
+                    ln.truncate(room - 1)
+                    ln.rstrip()
+                ln.append("…")
+            out.append((Text(label, style="bold") if k == 0 else Text(" " * ind)) + ln)
+        return out
+
+    def table(self, t: Table, indent: int = 0) -> list[Text]:
+        """A rich table as lines of text at the width (no trailing padding)."""
+        opts = self._measure.options.update_width(self.width - indent)
+        out = []
+        for segs in self._measure.render_lines(t, opts, pad=False):
+            ln = Text(" " * indent)
+            for seg in segs:
+                ln.append(seg.text, seg.style)
+            ln.rstrip()
+            out.append(ln)
+        return out
+
+    def sev(self, f: Finding) -> Text:
+        return Text(f.severity.upper(), style=SEV_STYLE[f.severity])
+
+    def conf(self, f: Finding) -> Text:
+        style = "bold yellow" if f.confidence < LOW_CONFIDENCE else ""
+        return Text(confidence_text(f.confidence), style=style)
+
+    def title_line(self, i: int, f: Finding, max_lines: int | None = None) -> list[Text]:
+        t = Text(f"{i} ") + self.sev(f) + Text(" · ") + self.conf(f) + Text(" · ") + Text(self.s(f.title), style="bold")
+        return self.wrap(t, indent=2, max_lines=max_lines)
+
+    def rule(self, label: Text) -> Text:
+        t = Text("── ") + label + Text(" ")
+        if t.cell_len < self.width:
+            t.append("─" * (self.width - t.cell_len), style="dim")
+        return t
+
+    # ------------------------------------------------------------------ the first screen
+
+    def header(self) -> list[Text]:
+        a = self.a
+        first, last = a.span
+        files = len([r for r in a.inputs if not r.skipped_input])
+        out = self.wrap(
+            Text(f"{counts(files, 'log')} · {counts(a.lines, 'line')} · {span_text(first, last, seconds=False)}", style="bold"),
+            indent=2,
+        )
+        if self.short.prefix:
+            out += self.wrap(Text(f"in {visible(self.short.prefix)} (named below without it)", style="dim"), indent=2)
+        return out
+
+    def warnings(self, room: int = 4) -> list[Text]:
+        n = reading_notes(self.a, self.short.path)
+        lines: list[Text] = []
+        items = []
+        if n.clocks:
+            items.append(("clocks corrected: " + ", ".join(n.clocks), None))
+        items += n.warnings
+        shown = 0
+        for k, (w, full) in enumerate(items):
+            wl = self.wrap(Text(self.s(w)), label="! ", max_lines=2)
+            if len(lines) + len(wl) > room - (1 if k < len(items) - 1 else 0):
+                lines += self.wrap(Text(f"+{len(items) - shown} more warnings: see Notes below", style="yellow"), label="! ")
+                break
+            lines += wl
+            shown += 1
+            if full == w and not wl[-1].plain.endswith("…"):
+                self.told.add(full)  # said in full at the top: not again under Notes
+        for ln in lines:
+            ln.stylize("yellow")
+        return lines
+
+    def block(self, i: int, f: Finding, level: int) -> list[Text]:
+        out = self.title_line(i, f)
+        if level >= 3:
+            out += self.wrap(Text(self.s(f.root_cause)), label="  cause  ", max_lines=2)
+        if level >= 2 and f.remediation:
+            out += self.wrap(Text(now_text(self.s(f.remediation[0]))), label="  now    ", max_lines=2)
+        if level >= 3 and f.subjects:
+            out += self.wrap(Text(self.on(f)), label="  on     ", max_lines=2)
+        return out
+
+    def on(self, f: Finding, top: int = 3) -> str:
+        labels, prefix = subj.labels(f, self.short.path)
+        s = ", ".join(labels[:top]) + (f" +{len(labels) - top} more" if len(labels) > top else "")
+        return s + (f" · in {prefix}" if prefix else "")
+
+    def verdict_set(self) -> list[int]:
+        """Indexes of the findings the first screen is about: medium or worse; without any, the
+        worst findings there are."""
+        fs = self.a.findings
+        top = [k for k, f in enumerate(fs) if SEVERITY_RANK[f.severity] <= SEVERITY_RANK["medium"]]
+        if top:
+            return top
+        return [k for k, f in enumerate(fs) if f.severity == fs[0].severity] if fs else []
+
+    def first_screen(self) -> list[Text]:
+        fs = self.a.findings
+        head = self.header()
+        warn = self.warnings()
+        out = head + warn + [Text("")]
+        if not fs:
+            out += self.wrap(Text("No findings: no detector recognised an incident in these logs.", style="green"))
+            return out
+        chosen = self.verdict_set()
+        levels = {k: 3 for k in chosen}
+        rest = len(fs) - len(chosen)
+
+        def render(blanks: bool) -> list[Text]:
+            lines: list[Text] = []
+            shown = [k for k in chosen if levels[k] > 0]
+            for n, k in enumerate(shown):
+                if blanks and n:
+                    lines.append(Text(""))
+                lines += self.block(k + 1, fs[k], levels[k])
+            hidden = len(chosen) - len(shown) + rest
+            if hidden or len(fs) > 1:
+                lines.append(Text(""))
+                lines += self.wrap(Text(self.below(chosen, shown), style="dim"))
+            return lines
+
+        budget = self.height - len(out)
+        order = list(reversed(chosen[1:]))  # the worst finding keeps its whole block
+        for blanks in (True, False):
+            body = render(blanks)
+            if len(body) <= budget:
+                return out + body
+        for target in (2, 1, 0):
+            for k in order:
+                if levels[k] > target:
+                    levels[k] = target
+                    body = render(False)
+                    if len(body) <= budget:
+                        return out + body
+        return out + render(False)
+
+    def below(self, chosen: list[int], shown: list[int]) -> str:
+        fs = self.a.findings
+        others = [f for k, f in enumerate(fs) if k not in shown]
+        if not others:
+            return f"details of findings 1–{len(fs)} below" if len(fs) > 1 else "details below"
+        from collections import Counter
+
+        c = Counter(f.severity for f in others)
+        what = ", ".join(f"{c[s]} {s}" for s in ("critical", "high", "medium", "low", "info") if c[s])
+        return f"+{len(others)} more {'finding' if len(others) == 1 else 'findings'} ({what}) and the details below"
+
+    # ------------------------------------------------------------------ details
+
+    def details(self, i: int, f: Finding) -> list:
+        if f.severity == "info" and not self.verbose:
+            return self.title_line(i, f)
+        out: list = [self.rule(Text(f"{i} · {f.id} · ") + self.conf(f))]
+        out += self.wrap(Text("[") + self.sev(f) + Text("] ") + Text(self.s(f.title), style="bold"), indent=2)
+        out += self.wrap(Text(f"seen {span_text(f.first_seen, f.last_seen)}", style="dim"))
+        out.append(Text(""))
+        out.append(Text("Root cause", style="bold"))
+        out += self.wrap(Text(self.s(f.root_cause)), label="  ")
+        reasons = f.confidence_reasons if self.verbose else [r for r in f.confidence_reasons if r.startswith("-")]
+        if reasons:
+            out.append(Text("Confidence" if self.verbose else "Doubts", style="bold"))
+            for r in reasons:
+                out += self.wrap(Text(self.s(r)), indent=4, label="  ")
+        if f.remediation:
+            out.append(Text("What to do", style="bold"))
+            for n, r in enumerate(f.remediation, 1):
+                out += self.wrap(Text(self.s(r)), label=f"  {n}. ")
+        if f.evidence:
+            shown = f.evidence if self.verbose else f.evidence[:EVIDENCE_SHOWN]
+            more = len(f.evidence) - len(shown)
+            head = f"Evidence ({len(f.evidence)} lines)" if not more else f"Evidence ({len(shown)} of {len(f.evidence)} lines; -v for all)"
+            out.append(Text(head, style="bold"))
+            for e in shown:
+                loc = Text(f"{self.short.path(e.path)}:{e.line}:", style="magenta")
+                if e.note:
+                    loc.append(f"  {self.s(e.note)}", style="dim")
+                out += self.wrap(loc, indent=4, label="  ")
+                text = one_line(e.text, EVIDENCE_CHARS)
+                out += self.wrap(Text(text), indent=4, label="    ", max_lines=None if self.verbose else 3)
+        if f.subjects:
+            out += self.subjects(f)
+        if self.verbose and f.cause:
+            out.append(Text("Cause", style="bold"))
+            kv = ", ".join(f"{k}={self.s(_cell(v))}" for k, v in f.cause.items() if v is not None and not isinstance(v, (list, dict)))
+            out += self.wrap(Text(kv), label="  ")
+        if f.ruled_out:
+            out.append(Text("Ruled out", style="bold"))
+            for r in f.ruled_out:
+                out += self.wrap(Text(self.s(r), style="dim"), label="  - ")
+        if f.references:
+            out.append(Text("References", style="bold"))
+            for r in f.references:
+                out += self.wrap(Text(self.s(r), style="dim"), label="  - ")
+        out.append(Text(""))
+        return out
+
+    def subjects(self, f: Finding) -> list:
+        out: list = [Text(f"Subjects ({len(f.subjects)})", style="bold")]
+        if self.verbose:
+            for s in f.subjects:
+                kv = ", ".join(f"{k}={self.s(_cell(v))}" for k, v in s.items() if v is not None and not isinstance(v, (list, dict)))
+                out += self.wrap(Text(kv), label="  - ")
+            return out
+        t = subj.Table(f, width=self.width - 2, short=self.short.path, limit=SUBJECTS_SHOWN)
+        if t.shared:
+            out += self.wrap(Text("all: " + " · ".join(f"{h} {v}" for h, v in t.shared), style="dim"), indent=4, label="  ")
+        if t.columns:
+            tab = Table(box=None, pad_edge=False, header_style="bold dim", padding=(0, 2, 0, 0))
+            for c in t.columns:
+                tab.add_column(c, overflow="fold")
+            for row in t.rows:
+                tab.add_row(*(Text(v) for v in row))
+            out += self.table(tab, indent=2)
+        tail = []
+        if t.more:
+            tail.append(f"+{t.more} more")
+        if t.rest:
+            tail.append("-v or --format json for " + ("all fields" if len(t.rest) > 4 else ", ".join(t.rest)))
+        if tail:
+            out += self.wrap(Text("; ".join(tail), style="dim"), indent=4, label="  ")
+        return out
+
+    # ------------------------------------------------------------------ inputs, notes, summary
+
+    def inputs(self) -> list:
+        out: list = [self.rule(Text("inputs", style="bold"))]
+        t = Table(box=None, pad_edge=False, header_style="bold dim", padding=(0, 2, 0, 0))
+        for c in ("log", "layout", "lines", "events", "UTC"):
+            t.add_column(c, overflow="fold", justify="right" if c in ("lines", "events") else "left")
+        if self.verbose:
+            t.add_column("zone", overflow="fold")
+        for r, row in zip(self.a.inputs, input_rows(self.a, self.short.path)):
+            when = _clock(r.first_ts, r.last_ts) if not r.skipped_input else ""
+            t.add_row(*(Text(v) for v in row[:4] + [when] + (row[6:] if self.verbose else [])))
+        out += self.table(t)
+        n = reading_notes(self.a, self.short.path)
+        full = [w for _, w in n.warnings if w not in self.told]
+        if full or n.routine:
+            out.append(Text(""))
+            out.append(Text("Notes", style="bold"))
+            for w in full:
+                out += self.wrap(Text(self.s(w), style="yellow"), label="  ! ")
+            if self.verbose:
+                for w in n.routine:
+                    out += self.wrap(Text(self.s(w), style="dim"), label="  - ")
+            elif n.routine:
+                out += self.wrap(Text(f"{counts(len(n.routine), 'routine note')} (clocks in step or corrected, rotated logs joined): -v shows {'it' if len(n.routine) == 1 else 'them'}", style="dim"), label="  ")
+        out.append(Text(""))
+        return out
+
+    def summary(self) -> list[Text]:
+        a = self.a
+        reduction = (1 - a.events.height / a.lines) * 100 if a.lines else 0.0
+        files = len([r for r in a.inputs if not r.skipped_input])
+        took = f" in {self.elapsed:.1f} s" if self.elapsed is not None else ""
+        out = [self.rule(Text(f"summary · logsleuth {__version__}", style="bold"))]
+        out += self.wrap(Text(f"read {counts(files, 'log')}, {counts(a.lines, 'line')}, {counts(a.events.height, 'event')} ({reduction:.1f}% reduction){took}"), indent=2)
+        out += self.wrap(Text(f"span {span_text(*a.span)}"), indent=2)
+        if not a.findings:
+            out += self.wrap(Text("no findings: no detector recognised an incident in these logs", style="green"), indent=2)
+            return out
+        out += self.wrap(Text(f"findings: {severity_counts(a)}, worst first:"), indent=2)
+        room = 6
+        listed: list[Text] = []
+        for k, f in enumerate(a.findings):
+            lines = self.title_line(k + 1, f, max_lines=2 if k else None)
+            rest = len(a.findings) - k - 1
+            if k and len(listed) + len(lines) + (1 if rest else 0) > room:
+                listed += self.wrap(Text(f"+{len(a.findings) - k} more above", style="dim"), indent=2)
+                break
+            listed += lines
+        out += listed
+        worst = a.findings[0]
+        if worst.remediation:
+            out += self.wrap(Text(now_text(self.s(worst.remediation[0]))), label="→ now: ", max_lines=2)
+        return out
+
+    def all(self) -> list:
+        out: list = self.first_screen() + [Text("")]
+        for i, f in enumerate(self.a.findings, 1):
+            out += self.details(i, f)
+        if any(f.severity == "info" for f in self.a.findings) and not self.verbose:
+            out.append(Text("(info findings in one line each: -v shows them in full)", style="dim"))
+            out.append(Text(""))
+        out += self.inputs()
+        out += self.summary()
+        return out
+
+
+def now_text(action: str) -> str:
+    """The first remediation as the action to take now ('Now: restart …' loses its 'Now: ')."""
+    return action[5:].lstrip()[:1].upper() + action[5:].lstrip()[1:] if action.lower().startswith("now: ") else action
+
+
+def _clock(first, last) -> str:
+    """'22:00–01:29' (a day's times; the headline has the dates)."""
+    if first is None:
+        return "no times"
+    a = first.astimezone(dt.timezone.utc).strftime("%H:%M")
+    return a if last is None else f"{a}–{last.astimezone(dt.timezone.utc).strftime('%H:%M')}"
+
+
+# ----------------------------------------------------------------------------- entry points
+
+
+def render(a: Analysis, con: Console, height: int = SCREEN, verbose: bool = False, elapsed: float | None = None) -> None:
+    v = View(a, width=con.width, height=height, verbose=verbose, elapsed=elapsed)
+    for part in v.all():
+        con.print(part, overflow="fold", crop=False) if not isinstance(part, Text) else con.print(part, no_wrap=True, overflow="ignore", crop=False)
+
+
+def terminal(a: Analysis, con: Console, height: int | None = None, verbose: bool = False, elapsed: float | None = None) -> None:
+    render(a, con, height or con.size.height or SCREEN, verbose, elapsed)
+
+
+def text(a: Analysis, width: int = 100, verbose: bool = False, elapsed: float | None = None) -> str:
+    buf = io.StringIO()
+    con = Console(file=buf, width=width, markup=False, emoji=False, highlight=False, color_system=None, force_terminal=False, legacy_windows=False)
+    render(a, con, SCREEN, verbose, elapsed)
+    return "\n".join(ln.rstrip() for ln in buf.getvalue().splitlines()) + "\n"

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from logsleuth.render.console import stdout_console
 from logsleuth.safe import one_line, visible
-from logsleuth.timeline.histogram import Histogram, bucket_label
+from logsleuth.timeline.histogram import Histogram, bucket_label, histogram
 from logsleuth.ingest.timeparse import iso_utc
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
@@ -37,20 +37,75 @@ def axis(h: Histogram) -> str:
     return "".join(out)
 
 
-def terminal(h: Histogram | None, events: pl.DataFrame, notes: list[str]) -> None:
-    con = stdout_console()
+def quoted_kinds(events: pl.DataFrame, findings: list) -> list[str]:
+    """The event kinds of the lines the findings quote: the causes a timeline must never drop."""
+    cited = {f"{e.path}:{e.line}" for f in findings for e in f.evidence}
+    if not cited or events.height == 0:
+        return []
+    col = "file" if "file" in events.columns else "path"
+    where = pl.col(col).cast(pl.String) + ":" + pl.col("line").cast(pl.String)
+    return sorted(events.filter(where.is_in(list(cited)))["event"].unique().to_list())
+
+
+def terminal(events: pl.DataFrame, notes: list[str], findings: list | None = None, pager: bool = True) -> None:
+    """Sparklines per event kind over the terminal's width, the findings' periods on top (one row
+    per finding, its number and severity), the causes marked; the kinds of every line a finding
+    quotes are kept however rare."""
+    import io
+
+    from rich.console import Console
+
+    from logsleuth.render.console import report_console
+
+    con = report_console()
+    findings = findings or []
+    names = sorted({str(x) for x in events["path"].unique().to_list()}) if events.height else []
+    files = sorted({str(x) for x in events["file"].unique().to_list()}) if events.height and "file" in events.columns else []
+    from logsleuth.render.paths import Shortener
+
+    short = Shortener(names + files)
+    label_w = 30
+    always = quoted_kinds(events, findings)
+    target = max(20, con.width - label_w - 10)
+    h = histogram(events, top=12, target=target, always=always)
+    buf = io.StringIO()
+    out = Console(file=buf, width=con.width, force_terminal=con.is_terminal, color_system=con.color_system,
+                  markup=False, emoji=False, highlight=False, soft_wrap=False)
+    _draw(out, h, events, notes, findings, always, short, label_w)
+    text = buf.getvalue()
+    from logsleuth.render import pager as pg
+    from logsleuth.render.console import is_terminal
+
+    if not (pager and is_terminal() and pg.page(text, con.size.height)):
+        sys.stdout.write(text)
+
+
+def _draw(con, h: Histogram | None, events: pl.DataFrame, notes: list[str], findings: list, always: list[str], short, label_w: int) -> None:
     if h is None:
         con.print(Text("no timestamped events"))
         return
     end = h.start + dt.timedelta(seconds=h.n * h.bucket_s)
     con.print(Text(f"{events.height:,} events, {iso_utc(h.start)} → {iso_utc(end)}, one column = {bucket_label(h.bucket_s)}", style="bold"))
+    if short.prefix:
+        con.print(Text(f"in {visible(short.prefix)} (named below without it)", style="dim"))
     for n in notes:
-        con.print(Text("note: " + n, style="dim"))
+        con.print(Text("note: " + short.text(visible(n)), style="dim"))
     t = Table(box=None, pad_edge=False, show_header=False)
-    t.add_column(style="bold", no_wrap=True)
+    t.add_column(style="bold", no_wrap=True, max_width=label_w, overflow="ellipsis")
     t.add_column(justify="right", no_wrap=True)
     t.add_column(no_wrap=True)
     t.add_row(Text(""), Text(""), Text(axis(h), style="dim"))
+    from logsleuth.render.report import SEV_STYLE
+
+    shown = [(i, f) for i, f in enumerate(findings, 1) if f.severity != "info"][:8]
+    for i, f in shown:  # the findings' periods
+        row = [" "] * h.n
+        if f.first_seen is not None:
+            a = int((f.first_seen - h.start).total_seconds() // h.bucket_s)
+            b = int(((f.last_seen or f.first_seen) - h.start).total_seconds() // h.bucket_s)
+            for k in range(max(0, a), min(h.n, b + 1)):
+                row[k] = "━"
+        t.add_row(Text(f"{i} {f.severity.upper()}", style=SEV_STYLE[f.severity]), Text(""), Text("".join(row), style=SEV_STYLE[f.severity].replace("white on ", "")))
     mark = [" "] * h.n
     for m in h.markers:
         i = int((m["ts"] - h.start).total_seconds() // h.bucket_s)
@@ -58,8 +113,14 @@ def terminal(h: Histogram | None, events: pl.DataFrame, notes: list[str]) -> Non
             mark[i] = "▲"
     t.add_row(Text("causes"), Text(str(len(h.markers))), Text("".join(mark), style="bold red"))
     for name, total, series in h.rows:
-        t.add_row(Text(name), Text(f"{total:,}"), Text(spark(series), style="cyan"))
+        t.add_row(Text(name, style="bold yellow" if name in always else ""), Text(f"{total:,}"), Text(spark(series), style="cyan"))
     con.print(t)
+    if always:
+        con.print(Text("yellow: kinds of the lines the findings quote (always kept)", style="dim"))
+    if shown:
+        con.print()
+        for i, f in shown:
+            con.print(Text(f"{i} ", style="bold") + Text(f.severity.upper(), style=SEV_STYLE[f.severity]) + Text(" " + short.text(visible(f.title))))
     if h.markers:
         con.print()
         con.print(Text("causes marked ▲", style="bold"))
@@ -69,7 +130,7 @@ def terminal(h: Histogram | None, events: pl.DataFrame, notes: list[str]) -> Non
                 line.append(f" {visible(str(m['detail']))}")
             if m.get("count", 1) > 1:
                 line.append(f" (×{m['count']} in a row)", style="dim")
-            line.append(f"  {visible(m['path'])}:{m['line']}", style="magenta")
+            line.append(f"  {short.path(m['path'])}:{m['line']}", style="magenta")
             con.print(line)
         if len(h.markers) > 40:
             con.print(Text(f"  … {len(h.markers) - 40} more", style="dim"))

@@ -22,7 +22,7 @@ MARKERS = {
     "sarama_dial_failed": "sarama: dial failed",
     "sarama_breaker_open": "sarama: circuit breaker open",
 }
-BUCKETS = [1, 5, 10, 30, 60, 300, 600, 900, 1800, 3600, 7200, 21600, 86400]  # seconds
+BUCKETS = [1, 2, 5, 10, 15, 20, 30, 60, 120, 180, 300, 600, 900, 1200, 1800, 3600, 7200, 10800, 21600, 43200, 86400]  # seconds
 
 
 @dataclass
@@ -52,7 +52,8 @@ def pick_bucket(span_s: float, target: int = 60) -> int:
     return BUCKETS[-1]
 
 
-def histogram(events: pl.DataFrame, top: int = 12, target: int = 60) -> Histogram | None:
+def histogram(events: pl.DataFrame, top: int = 12, target: int = 60, always: tuple[str, ...] | list[str] = ()) -> Histogram | None:
+    """``always``: event kinds kept however rare (the kinds of the lines a finding quotes)."""
     ev = events.filter(pl.col("ts").is_not_null())
     if ev.height == 0:
         return None
@@ -64,7 +65,7 @@ def histogram(events: pl.DataFrame, top: int = 12, target: int = 60) -> Histogra
     counts = ev.with_columns(_b=idx).group_by("event", "_b").len()
     totals = counts.group_by("event").agg(pl.col("len").sum()).sort(["len", "event"], descending=[True, False])
     # the busiest kinds, and every kind that marks a cause even if rare (an unload is one line)
-    keep = totals.head(top)["event"].to_list() + [e for e in totals["event"].to_list() if e in MARKERS][:6]
+    keep = totals.head(top)["event"].to_list() + [e for e in totals["event"].to_list() if e in MARKERS][:6] + list(always)
     totals = totals.filter(pl.col("event").is_in(keep))
     rows = []
     for name, total in totals.iter_rows():

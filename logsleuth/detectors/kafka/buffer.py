@@ -153,7 +153,11 @@ def _finding(m: km.Model, r: dict, ep: dict | None, loss: dict, scope: str | Non
 
     remediation = []
     if ep is not None or expired:
-        remediation.append("Fix the drain problem first (see the linked finding): a bigger buffer only delays the same failure during an outage.")
+        drain = (
+            f"{kt.node_label(ep)} {'unreachable' if ep['kind'] == 'broker-unreachable' else 'dropping connections / timing requests out' if ep['kind'] == 'broker-disconnects' else 'answering with produce errors'} from {fmt_time(ep['from'])} to {fmt_time(ep['to'])}"
+            if ep is not None else "the batches that expired on this client"
+        )
+        remediation.append(f"Fix the drain problem first ({drain}): a bigger buffer only delays the same failure during an outage.")
     remediation += [
         f"buffer.memory ({_mib(r['buffer_memory']) if r['buffer_memory'] else 'default 32 MiB'}): how much the producer "
         "can hold while brokers are slow or away; size it to production rate × the outage you want to ride out. Costs heap, "

@@ -15,6 +15,7 @@ from __future__ import annotations
 import polars as pl
 
 from logsleuth.detectors.kafka import model as km
+from logsleuth.detectors.kafka.broker import link_episode
 from logsleuth.detectors.kafka import text as kt
 from logsleuth.detectors.base import Context, Detector, fmt_duration, fmt_time, ordered_evidence, safe
 from logsleuth.detectors.finding import Evidence, Finding
@@ -56,7 +57,10 @@ def run(ctx: Context) -> list[Finding]:
     out = []
     for (path, g_ep), tps in per_tp.partition_by(["path", "g_ep"], as_dict=True, maintain_order=True).items():
         ep = eps.get(g_ep)
-        out.append(_finding(ctx, m, path, ep, tps, km.loss_of(m, path, ep["ep"] if ep else None)))
+        f = _finding(ctx, m, path, ep, tps, km.loss_of(m, path, ep["ep"] if ep else None))
+        if ep is not None:
+            link_episode(ctx, ep, f)  # the broker's own logs, when given (broker.py)
+        out.append(f)
     return out
 
 

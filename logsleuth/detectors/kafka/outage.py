@@ -10,6 +10,7 @@ import datetime as dt
 
 import polars as pl
 
+from logsleuth.detectors.kafka.broker import link_episode
 from logsleuth.detectors.kafka.model import (
     RECOVERY_QUIET, Model, build, loss_of, pre_2_1, refusals, same_node_elsewhere, waits_of,
 )
@@ -113,7 +114,12 @@ def run(ctx: Context) -> list[Finding]:
     if m is None or m.episodes.height == 0:
         return []
     eps = m.episodes.filter(pl.col("kind") != "produce-errors")
-    return [_finding(ctx, m, ep, loss_of(m, ep["path"], ep["ep"])) for ep in eps.iter_rows(named=True)]
+    out = []
+    for ep in eps.iter_rows(named=True):
+        f = _finding(ctx, m, ep, loss_of(m, ep["path"], ep["ep"]))
+        link_episode(ctx, ep, f)  # the broker's own logs, when given (broker.py)
+        out.append(f)
+    return out
 
 
 def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:

@@ -16,8 +16,9 @@ import datetime as dt
 
 import polars as pl
 
-from logsleuth.detectors.base import evidence, fmt_duration, fmt_time, ordered_evidence, rows, safe
+from logsleuth.detectors.base import evidence, fmt_duration, fmt_time, ordered_evidence, plural, rows, safe
 from logsleuth.detectors.finding import Finding
+from logsleuth.detectors.pulsar.cpp import with_server_messages
 
 TEXT = "present on the connection"  # 'already present on …' and 3.x 'already failed to register present on …'
 REJECT_EVENTS = ["client_producer_create_failed", "client_connection_failed"]
@@ -29,7 +30,7 @@ def stuck_on_client(ev: pl.DataFrame, covered: pl.DataFrame, ends: dict, rule: t
     """Findings for producers the client logs show rejected as already present, one per client log.
     ``covered`` has the (topic, client, first, last) of the broker-side stuck producers; ``rule`` is
     (min attempts, min span in s, many attempts)."""
-    cli = ev.filter(pl.col("component") == "client")
+    cli = with_server_messages(ev.filter(pl.col("component") == "client"))  # C++ <=4.0: the message is on the line before
     fails = cli.filter(pl.col("event").is_in(REJECT_EVENTS) & pl.col("error").str.contains(TEXT, literal=True) & pl.col("topic").is_not_null())
     if fails.height == 0:
         return []
@@ -150,7 +151,7 @@ def _finding(members: list[dict], end: dt.datetime | None, references: list[str]
     reasons = [
         "- only the client log shows it: the broker's 'Producer with id … is already present on the connection', the "
         "creation that never completed and the unload behind it are not in the logs given",
-        f"+ the broker refused the same producer {', '.join(str(x['attempts']) for x in subjects)} time(s) over up to "
+        f"+ the broker refused the same producer {', '.join(str(x['attempts']) for x in subjects)} {'time' if len(subjects) == 1 and subjects[0]['attempts'] == 1 else 'times'} over up to "
         f"{fmt_duration(longest)} (a transient clash clears within seconds)",
     ]
     if closed:
@@ -158,7 +159,7 @@ def _finding(members: list[dict], end: dt.datetime | None, references: list[str]
         reasons.append(f"+ the broker closed producers on this client's connection at {fmt_time(closed[0]['closed_row']['ts'])}, just before (what a bundle unload does)")
     if not still:
         confidence -= 0.05
-        reasons.append("- the producer(s) connected again later in this log")
+        reasons.append(f"- {'the producer' if n == 1 else 'the producers'} connected again later in this log")
 
     root = (
         f"The client log {safe(path)} shows {who} rejected by the broker with 'Producer is already present on the connection' "
@@ -170,16 +171,16 @@ def _finding(members: list[dict], end: dt.datetime | None, references: list[str]
         + " No broker log given shows these rejections; the broker's log of that window tells which of the two it is."
     )
     if still:
-        title = f"{n} producer(s) rejected as 'already present on the connection' since {fmt_time(first)} (client log only)"
+        title = f"{plural(n, 'producer')} rejected as 'already present on the connection' since {fmt_time(first)} (client log only)"
     else:
-        title = f"{n} producer(s) rejected as 'already present on the connection' for up to {fmt_duration(longest)} from {fmt_time(first)} (client log only; since recovered)"
+        title = f"{plural(n, 'producer')} rejected as 'already present on the connection' for up to {fmt_duration(longest)} from {fmt_time(first)} (client log only; since recovered)"
     remediation = [
         (
             "Now: restart the application or force its Pulsar client to reconnect (close and re-create the client), so the "
-            "producer(s) get a new connection: " + "; ".join(f"{safe(x['topic'])} (producer {safe(x['producer_name'] or '?')})" for x in still) + "."
+            + ("producer gets" if len(still) == 1 else "producers get") + " a new connection: " + "; ".join(f"{safe(x['topic'])} (producer {safe(x['producer_name'] or '?')})" for x in still) + "."
         )
         if still
-        else "Nothing to restart now: the producer(s) connected again. Next time, restarting or reconnecting the client ends it at once.",
+        else f"Nothing to restart now: {'the producer' if n == 1 else 'the producers'} connected again. Next time, restarting or reconnecting the client ends it at once.",
         "Get the broker log" + (f" of {', '.join(safe(b) for b in brokers)}" if brokers else "")
         + f" from a few minutes before {fmt_time(first)} and run logsleuth on it with this file: its 'Creating producer' without "
         "'Created new producer' or 'Failed to add producer', and the bundle unload around it, confirm the cause and the version at fault.",

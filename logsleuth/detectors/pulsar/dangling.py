@@ -20,7 +20,7 @@ import datetime as dt
 import polars as pl
 
 from logsleuth.detectors.pulsar.client_only import stuck_on_client
-from logsleuth.detectors.base import Context, Detector, evidence, fmt_duration, fmt_time, line_ref, ordered_evidence, rows, safe, segment_of
+from logsleuth.detectors.base import Context, Detector, evidence, fmt_duration, fmt_time, line_ref, ordered_evidence, plural, rows, safe, segment_of
 from logsleuth.detectors.finding import Evidence, Finding
 
 MIN_ATTEMPTS = 3
@@ -394,7 +394,7 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
     confidence = 0.45
     if have_creating:
         confidence += 0.2
-        reasons.append(f"+ {have_creating} of {n} stuck producer(s) have a 'Creating producer' that never got 'Created new producer' or 'Failed to add producer' (the dangling future)")
+        reasons.append(f"+ {have_creating} of {plural(n, 'stuck producer')} {'has' if n == 1 else 'have'} a 'Creating producer' that never got 'Created new producer' or 'Failed to add producer' (the dangling future)")
     elif answered:
         confidence -= 0.1
         a0 = answered[0]["answered"]
@@ -418,11 +418,11 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
     other = _recovered_in_same_unload(ev, cause, members) if cause else 0
     if other:
         confidence += 0.05
-        reasons.append(f"+ {other} other producer(s) of the same unload reconnected normally: this is per producer and connection, not a broker or client outage")
+        reasons.append(f"+ {plural(other, 'other producer')} of the same unload reconnected normally: this is per producer and connection, not a broker or client outage")
     longest = max(x["stuck_seconds"] for x in subjects)
     if longest >= 300:
         confidence += 0.03
-        reasons.append(f"+ the producer(s) stayed stuck for up to {fmt_duration(longest)} (a transient clash clears within seconds)")
+        reasons.append(f"+ {'the producer' if n == 1 else 'the producers'} stayed stuck for up to {fmt_duration(longest)} (a transient clash clears within seconds)")
     reasons.extend(era_notes)
     if fixed:
         confidence -= 0.25
@@ -495,30 +495,35 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
         else "rejected as 'already present on the connection' (no unload in these logs)"
     )
     if still:
-        title = f"{n} producer(s) stuck since {fmt_time(first)}: {what}"
+        title = f"{plural(n, 'producer')} stuck since {fmt_time(first)}: {what}"
     else:
-        title = f"{n} producer(s) stuck for {fmt_duration(longest)} from {fmt_time(first)} (since recovered): {what}"
+        title = f"{plural(n, 'producer')} stuck for {fmt_duration(longest)} from {fmt_time(first)} (since recovered): {what}"
     stuck_now = [x for x in subjects if x["still_stuck"]]
-    remediation = [
+    upgrade = (
+        "These brokers already carry the 2.5.2 fix (PR #6881): upgrade to the newest patch release of your line (PR #12900, and "
+        "PR #21155 in 2.10.6/2.11.3/3.0.2, changed how a pending or failed producer future is handled) and, if it persists there, "
+        "report it upstream with the lines below."
+    ) if fixed or answered else (
+        "If the brokers run 2.5.1 or older: upgrade to Pulsar 2.5.2 or later (PR #6881 catches every exception from "
+        "topic.addProducer, so the future can no longer dangle)."
+    )
+    targets = _restart_targets(stuck_now)
+    now = (
         (
-            "These brokers already carry the 2.5.2 fix (PR #6881): upgrade to the newest patch release of your line (PR #12900, and "
-            "PR #21155 in 2.10.6/2.11.3/3.0.2, changed how a pending or failed producer future is handled) and, if it persists there, "
-            "report it upstream with the lines below."
-        )
-        if fixed or answered
-        else "If the brokers run 2.5.1 or older: upgrade to Pulsar 2.5.2 or later (PR #6881 catches every exception from "
-        "topic.addProducer, so the future can no longer dangle).",
-        (
-            "Now: restart or force a reconnect of the affected client(s) so they open a new connection: "
-            + "; ".join(_restart_target(x) for x in stuck_now)
+            f"Now: restart or force a reconnect of {'; '.join(targets)}, so "
+            f"{'it opens' if len(targets) <= 1 else 'they open'} a new connection."
         )
         if stuck_now
         else "Nothing to restart now: "
         + "; ".join(f"{_who(x, short=True)} recovered at {fmt_time(x['resolved_at'])} ({x['resolved_by']})" for x in subjects)
-        + ". Next time, restarting or reconnecting the client ends it at once.",
-        "Until upgraded, consider pausing automatic load shedding (loadBalancerSheddingEnabled=false) or lengthening its interval, since every shed bundle can strand reconnecting producers.",
-        "Fix the overload that triggers the shedding (see the pulsar.load-shedding finding for the resource over threshold).",
-    ]
+        + ". Next time, restarting or reconnecting the client ends it at once."
+    )
+    remediation = [now, upgrade]
+    if cause and cause.get("trigger"):  # the unload was the load shedder's: advice on shedding fits
+        remediation += [
+            "Until upgraded, consider pausing automatic load shedding (loadBalancerSheddingEnabled=false) or lengthening its interval, since every shed bundle can strand reconnecting producers.",
+            "Fix the overload behind the shedding: the shedder's line quoted below names the broker and the resource over the threshold.",
+        ]
     ruled = [
         "A transient clash (a retry overtaking a slow close) clears within seconds and is followed by 'Created new producer'; "
         + (f"these rejections lasted {subjects[0]['stuck_for']}." if len({x['stuck_for'] for x in subjects}) == 1 and len(subjects) == 1
@@ -534,7 +539,7 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
         (pl.col("event") == "producer_created") & pl.col("path").is_in(where) & pl.col("ts").is_between(first, last)
     ).height
     if created_during:
-        ruled.append(f"Broker outage: {safe(', '.join(where))} created {created_during} other producer(s) while these were rejected.")
+        ruled.append(f"Broker outage: {safe(', '.join(where))} created {plural(created_during, 'other producer')} while {'this one was' if n == 1 else 'these were'} rejected.")
     if not ev.filter(pl.col("event") == "producer_add_failed").filter(pl.col("error").str.contains("already connected", literal=True)).height:
         ruled.append("Producer-name conflict ('Producer with name … is already connected to topic'): not in the logs.")
     sev = "critical" if still else "high"
@@ -586,13 +591,27 @@ def _who(s: dict, short: bool = False) -> str:
     return who
 
 
-def _restart_target(x: dict) -> str:
-    what = ("producer " + str(x["producer_id"]) if x["producer_id"] is not None else "a producer") + (f", {safe(x['topic'])}" if x["topic"] else "")
-    if x["client"]:
-        return f"{safe(x['client'])} ({what}, connection {safe(x['connection'])})"
-    if x["connection"]:
-        return f"the client at {safe(x['connection'])} ({what})"
-    return "the client whose producer is rejected (the broker's text names no connection: look for 'Producer is already present' in the client logs)"
+def _restart_targets(stuck: list[dict]) -> list[str]:
+    """One target per client log and connection (two producers of one client are one restart):
+    'the client writing client-orders.log (producers 3 and 7 on /10.1.116.123:10837: <topic>, <topic>)'."""
+    groups: dict = {}
+    for x in stuck:
+        groups.setdefault((x["client"], x["connection"]) if x["client"] or x["connection"] else id(x), []).append(x)
+    out = []
+    for members in groups.values():
+        x = members[0]
+        ids = [str(m["producer_id"]) for m in members if m["producer_id"] is not None]
+        who = ("producer " + ids[0] if len(ids) == 1 else "producers " + ", ".join(ids[:-1]) + " and " + ids[-1]) if ids else (
+            "a producer" if len(members) == 1 else f"{len(members)} producers")
+        topics = ", ".join(safe(m["topic"]) for m in members if m["topic"])
+        what = who + (f" on {safe(x['connection'])}" if x["connection"] else "") + (f": {topics}" if topics else "")
+        if x["client"]:
+            out.append(f"the client writing {safe(x['client'])} ({what})")
+        elif x["connection"]:
+            out.append(f"the client at {safe(x['connection'])} ({what})")
+        else:
+            out.append("the client whose producer is rejected (the broker's text names no connection: look for 'Producer is already present' in the client logs)")
+    return out
 
 
 def _era(ctx: Context, ev: pl.DataFrame, members: list[dict]) -> tuple[list[str], list[str]]:

@@ -10,7 +10,7 @@ import statistics
 
 import polars as pl
 
-from logsleuth.detectors.base import Context, Detector, evidence, fmt_duration, fmt_time, rows, safe, segment_of
+from logsleuth.detectors.base import Context, Detector, evidence, fmt_duration, fmt_time, plural, rows, safe, segment_of
 from logsleuth.detectors.finding import Finding
 
 FREQUENT = dt.timedelta(minutes=60)  # unloads more often than this, repeatedly, deserve attention
@@ -57,7 +57,7 @@ def run(ctx: Context) -> list[Finding]:
         bundles = sorted({r["bundle"] for r in grp_rows})
         frequent = len(times) >= 3 and cadence is not None and cadence < FREQUENT.total_seconds()
         sev = "low" if frequent else "info"
-        title = f"Load shedding unloaded {len(grp_rows)} bundle(s) from broker {safe(target)}" + (
+        title = f"Load shedding unloaded {plural(len(grp_rows), 'bundle')} from broker {safe(target)}" + (
             f" every ~{fmt_duration(cadence)}" if cadence else ""
         )
         why = f"resource usage up to {usage_txt}" if usage_txt else "the shedder's reason is not in the logs"
@@ -65,7 +65,7 @@ def run(ctx: Context) -> list[Finding]:
             why += f" (highest: {resource})"
         root = (
             f"The load manager's shedder ({safe(grp_rows[0]['detail'])}) found broker {safe(target)} overloaded ({why}) and unloaded "
-            f"{len(grp_rows)} bundle(s) between {fmt_time(times[0] if times else None)} and {fmt_time(times[-1] if times else None)}"
+            f"{plural(len(grp_rows), 'bundle')} between {fmt_time(times[0] if times else None)} and {fmt_time(times[-1] if times else None)}"
             + (f", a median of {fmt_duration(cadence)} apart" if cadence else "")
             + ". Every unload disconnects the bundle's producers and consumers, which must look the topic up and reconnect; "
             "on Pulsar 2.4–2.5.1 a reconnect that lands mid-unload can leave a producer stuck (see pulsar.dangling-producer-future)."
@@ -78,7 +78,7 @@ def run(ctx: Context) -> list[Finding]:
         evid = [evidence(r, "unload decision") for r in grp_rows[:8]]
         if at.height:
             evid.insert(0, evidence(at.sort("ts").row(0, named=True), "the shedder finds the broker overloaded"))
-        reasons = [f"+ {len(grp_rows)} '[…] Unloading bundle' decision(s) by the load manager"]
+        reasons = [f"+ {len(grp_rows)} '[…] Unloading bundle' {'decision' if len(grp_rows) == 1 else 'decisions'} by the load manager"]
         if usage_txt:
             reasons.append(f"+ the shedder logged the usage that triggered it ({usage_txt})")
         out.append(

@@ -80,13 +80,13 @@ def settings_in_log(inc: Incident, t: Timing, cfg: dict) -> tuple[dict, dict[str
         inferred[key] = {"value": value, "from": source}
         eff[key] = value
 
-    infer("Net.DialTimeout", t.dial_t, f"{len(t.dial_gaps)} dial timeout gap(s)")
+    infer("Net.DialTimeout", t.dial_t, f"{len(t.dial_gaps)} dial timeout {'gap' if len(t.dial_gaps) == 1 else 'gaps'}")
     infer("Net.ReadTimeout", round(read_t, 3) if read_t is not None else None, t.read_source or "")
     infer("Net.WriteTimeout", round(write_t, 3) if write_t is not None else None, t.write_source or "")
     infer("Metadata.Retry.Backoff", t.md_backoff_t, "'retrying after Nms' lines")
     infer("Metadata.Retry.Max", md_max, "the first '(N attempts remaining)'")
     if rb_gaps and not coarse:
-        infer("Producer.Retry.Backoff", _typical(rb_gaps, False), f"{len(rb_gaps)} retry back-off gap(s)")
+        infer("Producer.Retry.Backoff", _typical(rb_gaps, False), f"{len(rb_gaps)} retry back-off {'gap' if len(rb_gaps) == 1 else 'gaps'}")
     if kind == "silent" and inc.ended_by == "error" and produce_timeouts:
         infer("Producer.Retry.Max", produce_timeouts - 1, "read timeouts before the error, minus one")
     elif retry_levels and int(eff["Producer.Retry.Max"]) < max(retry_levels):

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from logsleuth.detectors.kafka.broker import link_episode
 from logsleuth.detectors.sarama.budget import Timing, measure
 from logsleuth.detectors.sarama.chain import (
     CHAIN_EVENTS, ERROR_TEXT_EVENTS, _aftermath, _first_line, _has, _incidents, _lines, _split_on_success,
@@ -238,6 +239,8 @@ def run(ctx: Context) -> list[Finding]:
                     continue
                 f = _analyse(ctx, path, df, first, last, unseen)
                 if f is not None:
+                    # the broker's own logs, when given: why that broker went away (kafka/broker.py)
+                    link_episode(ctx, {"node": f.cause.get("node"), "from": f.first_seen, "to": f.last_seen, "address": f.cause.get("broker")}, f)
                     findings.append(f)
     return findings
 

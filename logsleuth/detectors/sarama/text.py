@@ -218,7 +218,7 @@ def root_cause(inc: Incident, t: Timing, cmp: Comparison, aft: dict) -> str:
             + "."
         )
     if oob.height:
-        root += f" 'client has run out of available brokers' was returned {oob.height} time(s)."
+        root += f" 'client has run out of available brokers' was returned {'once' if oob.height == 1 else f'{oob.height} times'}."
     if kind == "blackhole" and longest_next and send_observed and longest_next > send_observed * 1.3:
         root += (
             f" The next error came {fmt_s(longest_next, coarse)} after the previous one: the retry-buffer flush and the next "

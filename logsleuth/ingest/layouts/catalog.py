@@ -40,6 +40,7 @@ class Layout:
     conversion: str | None = None
     samples: tuple[Sample, ...] = field(default_factory=tuple)
     tail_regex: str | None = ""  # after the message, without "$"; None: cannot split (use the full regex)
+    inferred: bool = False  # an ad-hoc layout from the file's stamps (layouts/infer.py), not a catalogued one
 
     @property
     def specificity(self) -> int:

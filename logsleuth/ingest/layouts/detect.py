@@ -3,8 +3,9 @@
 Every (envelope, layout) pair is scored by the share of the sample's non-empty lines that the
 layout recognises as the start of a record (continuation lines such as stack traces count against
 every layout alike). The best rate wins; among rates within ``TIE`` of the best, the layout that
-pins down more fields wins, then the envelope listed first. The message-only fallback is chosen
-only when no other layout reaches ``MIN_RATE``.
+pins down more fields wins, then the envelope listed first. When no catalogued layout
+fits the lines well, the inferred head (``infer.py``: the file's dominant timestamp shape) is used
+if it fits clearly more of them; the message-only fallback only when nothing reaches ``MIN_RATE``.
 """
 
 from __future__ import annotations
@@ -13,8 +14,12 @@ from dataclasses import dataclass
 
 import polars as pl
 
+import dataclasses
+
 from logsleuth.ingest import envelopes
+from logsleuth.ingest import wrappers as wrap
 from logsleuth.ingest.envelopes import Envelope
+from logsleuth.ingest.layouts import infer
 from logsleuth.ingest.layouts.catalog import Layout
 
 SAMPLE_LINES = 500
@@ -46,19 +51,46 @@ def score(texts: pl.Series, layouts: list[Layout]) -> list[float]:
     return [c / n for c in counts]
 
 
+def fit(texts: pl.Series, layouts: list[Layout]) -> float:
+    """How well lines are recognised: the best layout's record-start rate, or the share of lines
+    that begin with a timestamp (for a layout the catalogue lacks)."""
+    rates = score(texts, [lay for lay in layouts if not lay.is_fallback])
+    return max([*rates, infer.stamp_at_start_rate(texts)])
+
+
 def detect(sample: list[str], layouts: list[Layout], forced: Layout | None = None) -> Detection:
-    envs = envelopes.candidates(sample)
+    ansi = any("\x1b[" in x for x in sample[:SAMPLE_LINES])
+    clean = pl.Series(sample[:SAMPLE_LINES], dtype=pl.String)
+    if ansi:
+        clean = clean.str.replace_all(envelopes.ANSI_RE, "")
+    chain, inner = wrap.peel_sample(clean.to_list(), lambda s: fit(s, layouts))
+    envs = envelopes.candidates(inner)
+    if chain or ansi:
+        envs = [dataclasses.replace(e, wrappers=chain, ansi=e.ansi or ansi) for e in envs]
     raw = pl.DataFrame({"line": list(range(1, min(len(sample), SAMPLE_LINES) + 1)), "raw": sample[:SAMPLE_LINES]},
                        schema={"line": pl.Int64, "raw": pl.String})
     pool = [forced] if forced is not None else list(layouts)
     scored: list[tuple[float, int, int, Envelope, Layout]] = []
+    inferred: list[tuple[float, int, int, Envelope, Layout]] = []
     for ei, env in enumerate(envs):
         texts = envelopes.unwrap(envelopes.join_partials(raw, env), env)["text"] if not env.is_none or env.ansi else raw["raw"]
-        for lay, rate in zip(pool, score(texts, pool)):
+        rates = score(texts, pool)
+        for lay, rate in zip(pool, rates):
             scored.append((rate, lay.specificity, -ei, env, lay))
+        if forced is None and ei == 0:  # the inferred head reads the most unwrapped text (an envelope's own stamp is not a layout)
+            best_here = max((r for lay, r in zip(pool, rates) if not lay.is_fallback), default=0.0)
+            guess = infer.inferred_layout(texts, best_here)
+            if guess is not None:
+                inferred.append((guess[1], guess[0].specificity, -ei, env, guess[0]))
     real = [s for s in scored if not s[4].is_fallback and s[0] >= MIN_RATE]
     if forced is not None:
         real = scored
+    top_inferred = max(inferred, key=lambda s: (s[0], s[2])) if inferred else None
+    top_real = max((s[0] for s in real), default=0.0)
+    if top_inferred is not None and (not real or top_inferred[0] >= top_real + infer.INFER_MARGIN):
+        others = sorted((s for s in scored if not s[4].is_fallback), key=lambda s: (-s[0], -s[1]))
+        ru = others[0] if others else None
+        return Detection(top_inferred[3], top_inferred[4], top_inferred[0], ru[4] if ru else None, ru[0] if ru else 0.0, False)
     if not real:
         fallback = [s for s in scored if s[4].is_fallback]
         best = max(fallback, key=lambda s: (s[0], s[2]))

@@ -1,0 +1,386 @@
+"""The Kafka broker's side of an outage: what a broker's own logs (server.log, controller.log,
+state-change.log; patterns/packs/kafka-broker.toml) say about a node in a window. Shared by the
+client findings (kafka.broker-unreachable, kafka.delivery-timeout, sarama's stall), which name the
+cause when the broker's logs are among the inputs, and by the broker-side findings
+(kafka.broker-restart, kafka.isr-shrink). See docs/findings/kafka.broker-restart.md.
+
+  identity   the node a broker log belongs to: the id its own prefixes name most often
+             ([KafkaServer id=N], [BrokerServer id=N], [Partition T-P broker=N], [ReplicaManager
+             broker=N], broker.id / node.id in the config dump, Registered broker N). Its advertised
+             host (Registered broker N ... with addresses) is kept to refuse a link to a client
+             that names the same id on another host (another cluster).
+  about      lines of other brokers' logs that name the node: the controller's 'Broker failure
+             callback for N' / 'Shutting down broker N' / 'Fencing broker N', ISR shrinks that
+             dropped replica N.
+  story      ``explain(ctx, node, start, end)``: the node's own lines from LEAD before the client's
+             window to TAIL after it, read as one of: a log directory failure (a full disk when the
+             IOException says so), a controlled shutdown and restart (a rolling restart), a crash
+             and restart (a start-up banner with no shutdown lines before it), a ZooKeeper session
+             expiry / KRaft fencing, or a silent log (no line at all for SILENT or longer while
+             the client was failing: the host or the JVM stopped); with the leader elections that
+             moved partitions off it, and what the logs rule out.
+Everything is Polars on the events table; the records of a node's own logs are re-read only to
+find and cite a silence (``Context.records``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from logsleuth.detectors.base import Context, evidence, fmt_duration, fmt_time, plural, safe
+from logsleuth.detectors.finding import Evidence
+
+LEAD = dt.timedelta(minutes=3)  # a shutdown or a disk error starts before the clients notice
+TAIL = dt.timedelta(minutes=1)
+SILENT = dt.timedelta(seconds=45)  # no line at all for this long while clients fail: the broker stopped
+SELF_EVENTS = (
+    "broker_starting", "broker_started", "broker_shutting_down", "broker_shut_down", "broker_signal", "broker_fatal",
+    "broker_controlled_shutdown", "broker_controlled_shutdown_done", "broker_controlled_shutdown_failed",
+    "zk_session_expired", "log_dir_failure", "log_dir_offline", "request_handler_error", "network_thread_error", "broker_lifecycle",
+)
+ABOUT_EVENTS = ("controller_broker_failure", "controller_broker_shutdown", "controller_broker_fenced", "controller_broker_unfenced", "isr_shrink")
+LEADER_EVENTS = ("partition_leader_elected", "partition_leader_starts", "unclean_leader_election")
+DISK = ("log_dir_failure", "log_dir_offline")
+SHUTDOWN = ("broker_shutting_down", "broker_controlled_shutdown", "broker_shut_down", "broker_signal")
+STARTUP = ("broker_starting", "broker_started")
+
+
+def broker_events(ctx: Context) -> pl.DataFrame:
+    ev = ctx.events
+    if "component" not in ev.columns:
+        return ev.clear()
+    return ev.filter((pl.col("system") == "kafka") & (pl.col("component") == "broker"))
+
+
+def identities(bev: pl.DataFrame) -> pl.DataFrame:
+    """One row per broker log: path, node (the id its own lines name most often), host (advertised)."""
+    if bev.height == 0 or "broker_id" not in bev.columns:
+        return pl.DataFrame(schema={"path": pl.String, "node": pl.Int64, "host": pl.String})
+    ids = (
+        bev.filter(pl.col("broker_id").is_not_null())
+        .group_by(["path", "broker_id"]).len()
+        .sort(["path", "len", "broker_id"], descending=[False, True, False])
+        .group_by("path", maintain_order=True).agg(node=pl.col("broker_id").first())
+    )
+    hosts = (
+        bev.filter(pl.col("event") == "broker_registered")
+        .select("path", host=pl.col("address").str.extract(r"://\[?([^\]:/]+)", 1))
+        .group_by("path").agg(pl.col("host").drop_nulls().last())
+    )
+    return ids.join(hosts, on="path", how="left").with_columns(pl.col("path").cast(pl.String))
+
+
+@dataclass
+class BrokerStory:
+    node: int
+    kind: str  # log-dir-failure | disk-full | controlled-restart | controlled-shutdown | crash-restart | session-expired | fenced | silent | nothing
+    text: str  # one or two sentences for a client finding's root cause
+    logs: list[str]
+    evidence: list[Evidence] = field(default_factory=list)
+    ruled_out: list[str] = field(default_factory=list)
+    moved: list[dict] = field(default_factory=list)  # leader elections in the window: topic_partition, leader
+    silence: tuple | None = None  # (from, to) of the longest silence of the node's logs in the window
+    first: dt.datetime | None = None
+    last: dt.datetime | None = None
+
+    @property
+    def explains(self) -> bool:
+        return self.kind != "nothing"
+
+    def cause(self) -> dict:
+        return {"kind": self.kind, "node": self.node, "logs": list(self.logs), "from": self.first, "to": self.last,
+                "silence": {"from": self.silence[0], "to": self.silence[1]} if self.silence else None,
+                "leaders_moved": [m["topic_partition"] for m in self.moved]}
+
+
+def _row(df: pl.DataFrame, i: int = 0) -> dict:
+    return df.row(i, named=True)
+
+
+def _host(address: str | None) -> str | None:
+    if not address:
+        return None
+    return address.split("/")[0].split(":")[0] or None
+
+
+def explain(ctx: Context, node: int | None, start: dt.datetime, end: dt.datetime, address: str | None = None) -> BrokerStory | None:
+    """What the node's own logs (and the controller's lines about it) say from LEAD before ``start``
+    to TAIL after ``end``; None when no broker log of that node is among the inputs."""
+    if node is None or node < 0 or start is None or end is None:
+        return None
+    bev = broker_events(ctx)
+    if bev.height == 0:
+        return None
+    ids = identities(bev)
+    mine = ids.filter(pl.col("node") == node)
+    host = _host(address)
+    if host and mine.height:  # another cluster's node N: refused when both name a host (or both an IP) and differ
+        ip = pl.col("host").str.contains(r"^\d+\.\d+\.\d+\.\d+$")
+        same_kind = ip == bool(re.fullmatch(r"\d+\.\d+\.\d+\.\d+", host))
+        mine = mine.filter(pl.col("host").is_null() | (pl.col("host") == host) | ~same_kind)
+    logs = sorted(mine.get_column("path").to_list())
+    if not logs:
+        return None
+    w0, w1 = start - LEAD, end + TAIL
+    inw = pl.col("ts").is_between(w0, w1)
+    own = bev.filter(pl.col("path").is_in(logs) & inw & pl.col("event").is_in(list(SELF_EVENTS))).sort(["ts", "file", "line"])
+    about = bev.filter(~pl.col("path").is_in(logs) & inw & pl.col("event").is_in(list(ABOUT_EVENTS)) & (pl.col("node") == node)).sort("ts")
+    moved = bev.filter(inw & pl.col("event").is_in(list(LEADER_EVENTS)) & (pl.col("leader").is_null() | (pl.col("leader") != node))
+                       & ~((pl.col("event") == "partition_leader_starts") & (pl.col("broker_id") == node))).sort("ts")
+    has = lambda *evs: own.filter(pl.col("event").is_in(list(evs)))  # noqa: E731
+    story = BrokerStory(node=node, kind="nothing", text="", logs=logs)
+    names = ", ".join(safe(p) for p in logs)
+    who = f"broker node {node}"
+    ev_: list[Evidence] = []
+
+    def cite(df: pl.DataFrame, note: str, last: bool = False) -> dict | None:
+        if df.height == 0:
+            return None
+        r = _row(df, -1 if last else 0)
+        ev_.append(evidence(r, note))
+        return r
+
+    disk = has(*DISK, "broker_fatal")
+    full = disk.filter(pl.col("error").is_not_null())
+    down = has(*SHUTDOWN)
+    controlled = has("broker_controlled_shutdown", "broker_controlled_shutdown_done")
+    up = has(*STARTUP)
+    up_after = up.filter(pl.col("ts") >= (down["ts"].min() if down.height else w0))
+    expired = has("zk_session_expired")
+    fenced = about.filter(pl.col("event") == "controller_broker_fenced")
+    silence = _silence(ctx, logs, start - SILENT, end, bev)
+    parts: list[str] = []
+    if disk.filter(pl.col("event").is_in(list(DISK))).height:
+        r = cite(full if full.height else disk, "the disk error that took the log directory offline")
+        d = safe(r.get("log_dir") or "a log directory")
+        err = full["error"][0] if full.height else None
+        story.kind = "disk-full" if err in ("No space left on device", "Disk quota exceeded") else "log-dir-failure"
+        parts.append(f"{who}'s own log shows log directory {d} failing at {fmt_time(r['ts'])}"
+                     + (f" ({safe(err)}: the disk was full)" if story.kind == "disk-full" else f" ({safe(err or 'an I/O error')})"))
+        fatal = has("broker_fatal")
+        if fatal.height:
+            f = cite(fatal, "the broker shut itself down")
+            parts.append(f"the broker then stopped itself ({safe(f.get('detail') or 'fatal error')}, {fmt_time(f['ts'])})")
+        else:
+            cite(has("log_dir_offline"), "the replicas in that directory went offline")
+        if up_after.height:
+            u = cite(up_after, "it started again", last=True)
+            parts.append(f"and started again at {fmt_time(u['ts'])}")
+    elif down.height:
+        d0 = cite(down, "the shutdown begins" + (" (SIGTERM: someone or something stopped it)" if down["event"][0] == "broker_signal" and down["detail"][0] == "SIGTERM" else ""))
+        if controlled.height:
+            cite(controlled, "controlled shutdown: leadership handed to other brokers first", last=True)
+        cite(has("broker_shut_down"), "shut down completed")
+        if up_after.height:
+            u = cite(up_after, "started again", last=True)
+            story.kind = "controlled-restart" if controlled.height else "restart"
+            parts.append(f"{who} was shut down {'in a controlled shutdown ' if controlled.height else ''}at {fmt_time(d0['ts'])} and "
+                         f"started again at {fmt_time(u['ts'])} ({fmt_duration((u['ts'] - d0['ts']).total_seconds())} down)"
+                         + (": a planned restart, what a rolling restart does one broker at a time" if controlled.height else ""))
+        else:
+            story.kind = "controlled-shutdown" if controlled.height else "shutdown"
+            parts.append(f"{who} was shut down {'in a controlled shutdown ' if controlled.height else ''}at {fmt_time(d0['ts'])}"
+                         " and its log shows no start-up after it in the window")
+    elif up.height:
+        u = cite(up, "start-up banner with no shutdown lines before it")
+        story.kind = "crash-restart"
+        before = silence[0] if silence else None
+        parts.append(f"{who} started again at {fmt_time(u['ts'])} with no shutdown lines before it"
+                     + (f" (its log is silent from {fmt_time(before)})" if before else "")
+                     + ": it crashed or was killed (OOM killer, kill -9, host reboot) and was restarted")
+    if silence is not None and story.kind in ("nothing", "crash-restart"):  # a stopped broker's log is silent anyway
+        story.silence = (silence[0], silence[1])
+        a, b = silence[2], silence[3]
+        if a is not None:
+            ev_.append(Evidence(path=a["file"], line=int(a["line"]), text=a["raw"], ts=silence[0], note=f"node {node}'s last line before its silence"))
+        if b is not None:
+            ev_.append(Evidence(path=b["file"], line=int(b["line"]), text=b["raw"], ts=silence[1], note=f"node {node}'s first line after its silence"))
+        gap = fmt_duration((silence[1] - silence[0]).total_seconds()) if silence[1] else None
+        to = f"to {fmt_time(silence[1])} ({gap})" if silence[1] else "to the end of its log"
+        said = f"{who} logged nothing from {fmt_time(silence[0])} {to}"
+        if story.kind == "nothing":
+            story.kind = "silent"
+            parts.append(said + ": no shutdown, no error, no restart banner — the host or the JVM stopped (a long GC pause, a hung or paused VM, the host down)")
+        elif story.kind == "crash-restart":
+            parts.append(said)
+    if expired.height or fenced.height:
+        if expired.height:
+            r = cite(expired, "the broker's ZooKeeper session expired")
+            what = (f"{who}'s ZooKeeper session expired at {fmt_time(r['ts'])} (a long GC pause or a network partition to ZooKeeper): "
+                    "it was out of the cluster until it re-registered")
+        else:
+            r = cite(fenced, "the controller fenced the broker: its heartbeats stopped")
+            what = f"the KRaft controller fenced {who} at {fmt_time(r['ts'])}: its heartbeats had stopped"
+        if story.kind == "nothing":
+            story.kind = "session-expired" if expired.height else "fenced"
+        parts.append(what)
+    # the controller's view and the leadership moves
+    for e, note in (("controller_broker_failure", "the controller saw the broker leave the cluster"),
+                    ("controller_broker_shutdown", "the controller moved leaders off the broker"),
+                    ("controller_broker_fenced", "the controller fenced the broker")):
+        x = about.filter(pl.col("event") == e)
+        if x.height and e != "controller_broker_fenced":
+            cite(x, note)
+    if moved.height:
+        tps = moved.filter(pl.col("topic_partition").is_not_null()).unique("topic_partition", keep="first", maintain_order=True)
+        story.moved = [{"topic_partition": r["topic_partition"], "leader": r["leader"] if r["leader"] is not None else r["broker_id"], "ts": r["ts"]}
+                       for r in tps.iter_rows(named=True)]
+        if story.moved:
+            cite(moved, f"leadership moved off node {node}")
+            shown = ", ".join(f"{safe(m['topic_partition'])} → broker {m['leader']}" for m in story.moved[:5])
+            parts.append(f"the controller moved {plural(len(story.moved), 'partition leader')} away ({shown}"
+                         + (f" and {len(story.moved) - 5} more" if len(story.moved) > 5 else "") + ")")
+    unclean = moved.filter(pl.col("event") == "unclean_leader_election")
+    if unclean.height:
+        cite(unclean, "unclean leader election: records not yet replicated are lost")
+        parts.append(f"{plural(unclean.height, 'unclean leader election')} made an out-of-sync replica leader (records can be lost)")
+    story.evidence = ev_
+    times = [e.ts for e in ev_ if e.ts is not None]
+    story.first, story.last = (min(times), max(times)) if times else (None, None)
+    if parts:
+        story.text = f"The broker's side ({names}): " + "; ".join(parts) + "."
+    else:
+        story.text = (f"The broker's side ({names}): {who}'s own logs show no shutdown, restart, disk error, session expiry "
+                      f"or silence from {fmt_time(w0)} to {fmt_time(w1)}: the broker process kept running, so look at the network "
+                      "path between the clients and it, or at its request queues.")
+    story.ruled_out = _ruled_out(story, node, w0, w1, has, bev, logs)
+    return story
+
+
+def _ruled_out(story: BrokerStory, node: int, w0, w1, has, bev: pl.DataFrame, logs: list[str]) -> list[str]:
+    span = f"from {fmt_time(w0)} to {fmt_time(w1)}"
+    out = []
+    if story.kind not in ("controlled-restart", "controlled-shutdown", "restart", "shutdown"):
+        out.append(f"A controlled shutdown or rolling restart of node {node}: its log has no shutdown lines {span}")
+    if story.kind not in ("disk-full", "log-dir-failure"):
+        out.append(f"A full disk or failed log directory on node {node}: no log directory failure in its log {span}")
+    if story.kind not in ("crash-restart",) and not has(*STARTUP).height:
+        out.append(f"A crash and restart of node {node}: no start-up banner in its log {span}")
+    if story.kind == "silent":
+        out.append(f"A broker that was up but refusing clients: node {node} logged nothing at all while the clients failed")
+    return out
+
+
+def _silence(ctx: Context, logs: list[str], t0: dt.datetime, t1: dt.datetime, bev: pl.DataFrame):
+    """The longest stretch with no record at all in the node's logs that overlaps [t0, t1]:
+    (from, to or None when the log ends in it, last row before, first row after), or None. Read
+    from the logs' records, on the events' clock (the offset of a corrected log is taken from its
+    events)."""
+    best = None
+    for path in logs:
+        try:
+            recs = ctx.records(path)
+        except (ValueError, OSError):
+            continue
+        recs = recs.filter(pl.col("ts").is_not_null()).sort(["ts", "line"])
+        if recs.height == 0:
+            continue
+        own = bev.filter(pl.col("path") == path).select("file", "line", ev_ts="ts")
+        off = recs.join(own.with_columns(pl.col("file").cast(pl.String)), left_on=[pl.col("file").cast(pl.String), "line"], right_on=["file", "line"], how="inner")
+        shift = (off["ev_ts"] - off["ts"]).median() if off.height else None
+        if shift is not None:
+            recs = recs.with_columns(pl.col("ts") + shift)
+        g = recs.select(
+            "ts", prev_ts=pl.col("ts").shift(1), prev=pl.struct("file", "line", "raw").shift(1), cur=pl.struct("file", "line", "raw"),
+        ).filter(pl.col("prev_ts").is_not_null() & ((pl.col("ts") - pl.col("prev_ts")) >= SILENT)
+                 & (pl.col("prev_ts") <= t1) & (pl.col("ts") >= t0))
+        last = recs.row(-1, named=True)
+        cands = [(r["prev_ts"], r["ts"], r["prev"], r["cur"]) for r in g.iter_rows(named=True)]
+        end_log = ctx.input(path)
+        if last["ts"] < t1 - SILENT and last["ts"] >= t0 - SILENT:  # the log stops inside the window
+            cands.append((last["ts"], None, {"file": str(last["file"]), "line": last["line"], "raw": last["raw"]}, None))
+        for c in cands:
+            length = ((c[1] or (end_log.last_ts if end_log and end_log.last_ts else t1)) - c[0]).total_seconds()
+            if best is None or length > best[0]:
+                best = (length, c)
+    if best is None:
+        return None
+    a, b, pa, pb = best[1]
+    for p in (pa, pb):
+        if p is not None:
+            p["file"] = str(p["file"])
+    return a, b, pa, pb
+
+
+def impact_by_node(ctx: Context) -> pl.DataFrame:
+    """Client-side episodes (kafka.broker-unreachable's model) per node: node, from, to, path, client."""
+    from logsleuth.detectors.kafka.model import build
+
+    m = build(ctx)
+    if m is None or m.episodes.height == 0:
+        return pl.DataFrame(schema={"node": pl.Int64, "from": pl.Datetime("us", "UTC"), "to": pl.Datetime("us", "UTC"), "path": pl.String, "client": pl.String})
+    return m.episodes.filter(pl.col("node").is_not_null()).select("node", "from", "to", "path", "client")
+
+
+LABEL = {
+    "disk-full": "disk full", "log-dir-failure": "log directory failed", "controlled-restart": "controlled restart",
+    "restart": "restarted", "controlled-shutdown": "controlled shutdown", "shutdown": "shut down",
+    "crash-restart": "crashed and restarted", "session-expired": "ZooKeeper session expired", "fenced": "fenced by the controller",
+    "silent": "silent, host or JVM stopped",
+}
+
+REMEDY = {
+    "disk-full": "Free or grow the disk of node {n}'s log directory (retention.bytes / retention.ms, delete stale topics, add a volume) "
+                 "and alert on free space per log.dirs entry; a broker whose every log directory failed stops itself, and one with "
+                 "several directories keeps serving the others (KIP-112).",
+    "log-dir-failure": "Replace or repair the failing disk behind node {n}'s log directory; the broker took it offline (KIP-112) and "
+                       "stops when all of them are offline. Check the kernel log (dmesg) for I/O errors.",
+    "controlled-restart": "This was a planned restart of node {n}: producers ride it out when the partitions it led have another "
+                          "in-sync replica (replication.factor >= 3, min.insync.replicas = 2) and delivery.timeout.ms is longer than "
+                          "one broker's restart; restart the next broker only once under-replicated partitions are back to 0.",
+    "restart": "Node {n} was shut down and started again: find who stopped it (deployment, operator, systemd) and make restarts "
+               "controlled (controlled.shutdown.enable=true) and one broker at a time.",
+    "controlled-shutdown": "Node {n} was shut down and not started again in the window: bring it back, or move its partitions (kafka-reassign-partitions).",
+    "shutdown": "Node {n} was shut down and not started again in the window: bring it back and find out who stopped it.",
+    "crash-restart": "Node {n} died without shutting down and was restarted: look for the OOM killer (dmesg, the container's exit "
+                     "code 137), a JVM crash file (hs_err_pid*.log) or a host reboot at that time.",
+    "session-expired": "Node {n}'s ZooKeeper session expired: look for a long GC pause in its GC log and for network trouble to "
+                       "ZooKeeper; zookeeper.session.timeout.ms (18000 ms since 2.5) is how long it may be silent.",
+    "fenced": "The controller fenced node {n} after its heartbeats stopped: look for a long GC pause or a stalled host; "
+              "broker.session.timeout.ms (9000 ms) is how long it may miss heartbeats.",
+    "silent": "Node {n} wrote nothing while the clients failed: look at the host (reboot, paused or migrated VM, disk hang), "
+              "the JVM (GC log: a stop-the-world pause) and its process supervisor for that window.",
+}
+
+
+def remedy(story: BrokerStory) -> str | None:
+    text = REMEDY.get(story.kind)
+    return text.format(n=story.node) if text else None
+
+
+def moved_named(story: BrokerStory, named_tps: list) -> list[str]:
+    """The partitions a client's retries named whose leadership the broker logs show moving."""
+    have = {m["topic_partition"] for m in story.moved}
+    return [t for t in (named_tps or []) if t in have]
+
+
+def link_episode(ctx: Context, ep: dict, finding) -> BrokerStory | None:
+    """The broker's side of a client episode written into a client finding (root cause, evidence,
+    ruled out, remediation, cause, confidence): the one hook the client detectors call."""
+    story = explain(ctx, ep.get("node"), ep.get("from"), ep.get("to"), ep.get("address"))
+    if story is None:
+        return None
+    finding.root_cause += " " + story.text
+    moved = moved_named(story, list(ep.get("named_tps") or []))
+    if ep.get("not_leader_retries") and story.moved:
+        finding.root_cause += (f" The leader elections explain the {ep['not_leader_retries']} NOT_LEADER_OR_FOLLOWER retries: the "
+                               "client kept sending to the old leader until its metadata caught up.")
+    finding.evidence = sorted(finding.evidence + story.evidence, key=lambda e: (e.ts is None, e.ts, e.path, e.line))
+    finding.ruled_out += story.ruled_out
+    if story.explains:
+        finding.title += f" — node {story.node}: {LABEL.get(story.kind, story.kind)} (its own log)"
+        finding.confidence = min(0.97, finding.confidence + 0.1)
+        finding.confidence_reasons.append(f"+ node {story.node}'s own log ({', '.join(story.logs)}) shows why it went away: {story.kind}")
+        r = remedy(story)
+        if r:
+            finding.remediation.insert(0, r)
+    else:
+        finding.confidence_reasons.append(f"  node {story.node}'s own log is given and shows nothing that explains the outage")
+    if isinstance(finding.cause, dict):
+        finding.cause["broker_side"] = story.cause()
+    finding.details["broker_side"] = {**story.cause(), "leaders_moved_named_by_retries": moved}
+    return story

@@ -1,0 +1,103 @@
+"""kafka.broker-restart: a Kafka broker that went away, told from its own logs alone: a shutdown
+(controlled or not) and start-up, a start-up banner with no shutdown before it (a crash), a log
+directory failure, a ZooKeeper session expiry. One finding per node and episode (lines of the node
+closer than GAP). Low unless a client log given shows that node failing in an overlapping window
+(then medium, and the client finding names the same cause). See docs/findings/kafka.broker-restart.md.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import polars as pl
+
+from logsleuth.detectors.base import Context, Detector, evidence, fmt_duration, fmt_time, ordered_evidence, plural, safe
+from logsleuth.detectors.finding import Finding
+from logsleuth.detectors.kafka.broker import LABEL, REMEDY, broker_events, explain, identities, impact_by_node
+
+GAP = dt.timedelta(minutes=10)
+TRIGGERS = ("broker_shutting_down", "broker_controlled_shutdown", "broker_starting", "broker_started", "broker_fatal",
+            "log_dir_failure", "log_dir_offline", "zk_session_expired")
+
+
+def run(ctx: Context) -> list[Finding]:
+    bev = broker_events(ctx)
+    if bev.height == 0:
+        return []
+    ids = identities(bev)
+    trig = bev.filter(pl.col("event").is_in(list(TRIGGERS)) & pl.col("ts").is_not_null()).join(ids.select("path", bnode="node"), on="path", how="inner")
+    if trig.height == 0:
+        return []
+    trig = trig.sort(["bnode", "ts"]).with_columns(
+        grp=((pl.col("ts").diff().over("bnode") > GAP).fill_null(True) | (pl.int_range(pl.len()).over("bnode") == 0)).cum_sum()
+    )
+    eps = trig.group_by(["bnode", "grp"], maintain_order=True).agg(
+        first=pl.col("ts").min(), last=pl.col("ts").max(), events=pl.col("event").unique(),
+        first_row=pl.struct(pl.all()).first(),
+    ).rename({"bnode": "node"})
+    impact = impact_by_node(ctx)
+    out = []
+    for ep in eps.iter_rows(named=True):
+        if set(ep["events"]) <= {"broker_starting", "broker_started"} and not _after_gap(ctx, ep):
+            continue  # a start-up at the beginning of the log: not a restart
+        story = explain(ctx, ep["node"], ep["first"], ep["last"])
+        if story is None or not story.explains:
+            continue
+        hit = impact.filter((pl.col("node") == ep["node"]) & (pl.col("from") <= ep["last"] + dt.timedelta(minutes=3)) & (pl.col("to") >= ep["first"] - dt.timedelta(minutes=3)))
+        out.append(_finding(ep, story, hit))
+    return out
+
+
+def _after_gap(ctx: Context, ep: dict) -> bool:
+    """A start-up banner is a restart when the log has lines before it (a start-up at its very beginning is not)."""
+    rep = ctx.input(ep["first_row"]["path"])
+    return rep is not None and rep.first_ts is not None and ep["first"] - rep.first_ts > dt.timedelta(minutes=1)
+
+
+def _finding(ep: dict, story, hit: pl.DataFrame) -> Finding:
+    node = ep["node"]
+    label = LABEL.get(story.kind, story.kind)
+    clients = sorted({f"{c or '?'} in {p}" for p, c in hit.select("path", "client").iter_rows()})
+    severity = "medium" if hit.height else "low"
+    text = story.text.replace("The broker's side (", "From its own logs (", 1)
+    if clients:
+        text += (f" Clients were hit: {', '.join(safe(c) for c in clients[:4])}" + (f" and {len(clients) - 4} more" if len(clients) > 4 else "")
+                 + " could not use node " + str(node) + " in that window (see kafka.broker-unreachable / kafka.delivery-timeout).")
+    else:
+        text += " No client log given shows this node failing then; with replication.factor >= 3 the other brokers took over its partitions."
+    reasons = [f"+ node {node}'s own log ({', '.join(story.logs)}) says so: {label}"]
+    if hit.height:
+        reasons.append(f"+ {plural(len(clients), 'client log')} show the node failing in the same window")
+    else:
+        reasons.append("- no client log given shows impact: context, ranked low")
+    rem = [REMEDY[story.kind].format(n=node)] if story.kind in REMEDY else []
+    rem.append(f"Check that no partition was left without an in-sync replica while node {node} was away "
+               "(kafka-topics --describe --under-min-isr-partitions / --unavailable-partitions).")
+    return Finding(
+        id="kafka.broker-restart",
+        severity=severity,
+        title=f"Kafka broker node {node}: {label} at {fmt_time(story.first or ep['first'])}"
+              + (f" — {plural(len(clients), 'client')} hit" if clients else ""),
+        root_cause=text,
+        confidence=0.85 if story.kind not in ("silent",) else 0.7,
+        confidence_reasons=reasons,
+        first_seen=story.first or ep["first"],
+        last_seen=story.last or ep["last"],
+        subjects=[{"node": node, "logs": story.logs, "kind": story.kind, "clients_hit": clients}],
+        cause=story.cause(),
+        evidence=ordered_evidence(story.evidence),
+        remediation=rem,
+        references=["Kafka operations: graceful shutdown (controlled.shutdown.enable), KIP-112 (log directory failures), KIP-631 (KRaft fencing)"],
+        ruled_out=story.ruled_out,
+        details={"kind": story.kind, "leaders_moved": [m["topic_partition"] for m in story.moved],
+                 "down_s": round((ep["last"] - ep["first"]).total_seconds(), 3), "down": fmt_duration((ep["last"] - ep["first"]).total_seconds())},
+    )
+
+
+DETECTOR = Detector(
+    id="kafka.broker-restart",
+    title="Kafka broker: restarted, crashed, lost its disk or its session (from its own logs)",
+    systems=("kafka",),
+    run=run,
+    doc="docs/findings/kafka.broker-restart.md",
+)

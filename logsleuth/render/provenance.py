@@ -1,0 +1,73 @@
+"""What made a postmortem: the command line, logsleuth's version, when, and each input's size and
+SHA-256 (so a reader can tell the report is about the files they hold)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from logsleuth import __version__
+from logsleuth.findings import Analysis
+
+CHUNK = 1 << 20
+
+
+@dataclass
+class InputFile:
+    name: str
+    size: int | None
+    sha256: str | None
+    why_not: str = ""  # why there is no size/hash (stdin, not found from here)
+
+
+@dataclass
+class Provenance:
+    command: str
+    version: str
+    generated: str
+    inputs: list[InputFile]
+
+
+def command_line() -> str:
+    import importlib
+
+    argv = getattr(importlib.import_module("logsleuth.cli.app"), "ARGV", None)  # the module (the package exports the app)
+    return "logsleuth " + shlex.join(argv) if argv else "logsleuth"
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def of(a: Analysis) -> Provenance:
+    files = []
+    for r in a.inputs:
+        if r.name == "-":
+            files.append(InputFile(r.name, None, None, "standard input: not kept"))
+            continue
+        where = Path(r.name) if Path(r.name).exists() or not r.location else Path(r.location)
+        try:
+            size = os.stat(where).st_size
+            files.append(InputFile(r.name, size, sha256(where)))
+        except OSError as e:
+            files.append(InputFile(r.name, None, None, f"not readable from here ({e.strerror or e})"))
+    now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return Provenance(command_line(), __version__, now, files)
+
+
+def size_text(n: int | None) -> str:
+    if n is None:
+        return ""
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:,} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)

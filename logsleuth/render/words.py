@@ -1,0 +1,42 @@
+"""Words for numbers a person reads at a glance: confidence as a word, severity labels, durations
+between two times, and counts with the right plural."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from logsleuth.detectors.base import fmt_duration, plural
+
+# (lowest score, word): a finding's confidence in words, so that a CRITICAL at 0.48 does not read
+# like one at 0.98 (docs/reports.md)
+CONFIDENCE_WORDS = [(0.95, "near certain"), (0.85, "very likely"), (0.7, "likely"), (0.5, "possible"), (0.0, "uncertain")]
+LOW_CONFIDENCE = 0.7  # below: the verdict says so, visibly
+
+
+def confidence_word(c: float) -> str:
+    return next(w for lo, w in CONFIDENCE_WORDS if c >= lo)
+
+
+def confidence_text(c: float) -> str:
+    """'near certain (0.98)'; below LOW_CONFIDENCE: 'possible (0.55), low confidence'."""
+    s = f"{confidence_word(c)} ({c:.2f})"
+    return s + (", low confidence" if c < LOW_CONFIDENCE else "")
+
+
+def span_text(first: dt.datetime | None, last: dt.datetime | None, seconds: bool = True) -> str:
+    """'2020-06-01 22:00:00 → 2020-06-02 01:29:59 UTC (3.5 h)': the second date is left out on the
+    same day."""
+    if first is None:
+        return "no timestamps"
+    fmt = "%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M"
+    a = first.astimezone(dt.timezone.utc)
+    if last is None or last == first:
+        return a.strftime(fmt) + " UTC"
+    b = last.astimezone(dt.timezone.utc)
+    bf = fmt.split(" ", 1)[1] if a.date() == b.date() else fmt
+    return f"{a.strftime(fmt)} → {b.strftime(bf)} UTC ({fmt_duration((b - a).total_seconds())})"
+
+
+def counts(n: int, one: str, many: str | None = None) -> str:
+    """'1 log', '5 logs', '16,963 lines'."""
+    return plural(n, one, many).replace(str(n), f"{n:,}", 1)

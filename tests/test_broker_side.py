@@ -1,0 +1,192 @@
+"""The cause behind the outage: the Kafka broker's own logs linked to the client findings, the
+broker-side findings of their own, and Pulsar's Go and C++ clients in the dangling-producer
+diagnosis. Runs the real CLI on the incidents of sample_logs/generators/broker_side.py, with and
+without the broker logs (without them, today's client findings and no invented cause)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from conftest import SAMPLES, run
+
+GEN = SAMPLES / "generators" / "broker_side.py"
+DIRS = ("kafka-rolling-restart", "kafka-disk-full", "kafka-broker-hang", "pulsar-go-clients")
+
+
+def analyze(*paths) -> dict:
+    r = run("analyze", "--tz", "UTC", *paths, "--format", "json")
+    assert r.code == 0 and r.err == "", r
+    return r.json()
+
+
+def by_id(d: dict, fid: str) -> list[dict]:
+    return [f for f in d["findings"] if f["id"] == fid]
+
+
+def cited(f: dict, name: str) -> list[dict]:
+    return [e for e in f["evidence"] if e["path"].endswith(name)]
+
+
+def line_of(path, text: str) -> int:
+    for i, line in enumerate(path.read_text().splitlines(), 1):
+        if text in line:
+            return i
+    raise AssertionError(f"{text!r} not in {path}")
+
+
+def test_generator_is_deterministic(tmp_path):
+    subprocess.run([sys.executable, str(GEN), "--out", str(tmp_path)], check=True, capture_output=True)
+    for d in DIRS:
+        for f in (SAMPLES / d).rglob("*"):
+            if f.is_file():
+                assert (tmp_path / f.relative_to(SAMPLES)).read_bytes() == f.read_bytes(), f
+
+
+def test_rolling_restart_names_the_controlled_restart_with_its_lines():
+    d = analyze(SAMPLES / "kafka-rolling-restart")
+    seg = SAMPLES / "kafka-rolling-restart/kafka-2/server.log.2024-05-02-13"
+    for fid in ("kafka.broker-unreachable", "kafka.delivery-timeout"):
+        [f] = by_id(d, fid)
+        assert "node 2: controlled restart" in f["title"]
+        assert "controlled shutdown at 2024-05-02 13:41:55 UTC and started again at 2024-05-02 13:47:09 UTC" in f["root_cause"]
+        assert f["cause"]["broker_side"]["kind"] == "controlled-restart"
+        lines = {e["line"] for e in cited(f, "server.log.2024-05-02-13")}  # the rotated segment, cited by its own name
+        assert line_of(seg, "Starting controlled shutdown") in lines or line_of(seg, "Controlled shutdown request returned") in lines
+        assert line_of(seg, "[KafkaServer id=2] started") in lines
+        assert f["remediation"][0].startswith("This was a planned restart of node 2")
+    [out] = by_id(d, "kafka.broker-unreachable")
+    # the leadership moves in state-change.log explain the NOT_LEADER_OR_FOLLOWER retries
+    assert "orders-1 → broker 3" in out["root_cause"] and "explain the 2 NOT_LEADER_OR_FOLLOWER retries" in out["root_cause"]
+    assert cited(out, "kafka-1/state-change.log")
+    assert not any(r.startswith("A controlled shutdown") for r in out["ruled_out"])
+    assert any(r.startswith("A full disk") for r in out["ruled_out"])
+    [rs] = by_id(d, "kafka.broker-restart")
+    assert rs["severity"] == "medium" and "1 client hit" in rs["title"]
+    [isr] = by_id(d, "kafka.isr-shrink")
+    assert isr["subjects"][0]["node"] == 2 and isr["subjects"][0]["recovered"] is True
+
+
+def test_disk_full_is_named_with_the_ioexception_line():
+    d = analyze(SAMPLES / "kafka-disk-full")
+    log = SAMPLES / "kafka-disk-full/kafka-1/server.log"
+    for fid in ("kafka.broker-unreachable", "kafka.delivery-timeout"):
+        [f] = by_id(d, fid)
+        assert "node 1: disk full" in f["title"]
+        assert "No space left on device: the disk was full" in f["root_cause"]
+        assert "Shutdown broker because all log dirs in" in f["root_cause"]
+        assert {e["line"] for e in cited(f, "kafka-1/server.log")} >= {line_of(log, "Error while appending records to invoices-0"),
+                                                                       line_of(log, "Shutdown broker because all log dirs")}
+        assert f["remediation"][0].startswith("Free or grow the disk")
+    [f] = by_id(d, "kafka.delivery-timeout")
+    assert f["details"]["records"] == 30
+
+
+def test_hung_broker_is_the_silence_of_its_log():
+    d = analyze(SAMPLES / "kafka-broker-hang")
+    log = SAMPLES / "kafka-broker-hang/kafka-3/server.log"
+    [f] = by_id(d, "kafka.broker-unreachable")
+    assert "node 3: silent" in f["title"]
+    assert "broker node 3 logged nothing from 2024-05-02 16:02:11 UTC to 2024-05-02 16:06:40 UTC" in f["root_cause"]
+    assert "host or the JVM stopped" in f["root_cause"] and "fenced broker node 3" in f["root_cause"]
+    lines = {e["line"]: e["note"] for e in cited(f, "kafka-3/server.log")}
+    assert lines.get(line_of(log, "Rolled new log segment at offset 771200")) == "node 3's last line before its silence"
+    assert cited(f, "controller-1/controller.log")
+    assert "A controlled shutdown or rolling restart of node 3: its log has no shutdown lines" in " ".join(f["ruled_out"])
+    assert "A crash and restart of node 3: no start-up banner" in " ".join(f["ruled_out"])
+
+
+@pytest.mark.parametrize("incident,client", [
+    ("kafka-rolling-restart", "orders-producer.log"),
+    ("kafka-disk-full", "billing-service.log"),
+    ("kafka-broker-hang", "inventory-producer.log"),
+])
+def test_without_the_broker_logs_the_client_findings_invent_no_cause(incident, client):
+    d = analyze(SAMPLES / incident / client)
+    ids = {f["id"] for f in d["findings"]}
+    assert ids == {"kafka.broker-unreachable", "kafka.delivery-timeout"}
+    for f in d["findings"]:
+        assert "broker_side" not in (f["cause"] or {}) and "broker_side" not in f["details"]
+        assert "its own log" not in f["title"] and "The broker's side" not in f["root_cause"]
+        assert all(e["path"].endswith(client) for e in f["evidence"])
+
+
+def test_a_broker_log_of_another_node_links_nothing():
+    d = analyze(SAMPLES / "kafka-broker-hang/inventory-producer.log", SAMPLES / "kafka-rolling-restart/kafka-2")
+    for fid in ("kafka.broker-unreachable", "kafka.delivery-timeout"):
+        [f] = by_id(d, fid)
+        assert "broker_side" not in f["details"]
+
+
+def test_broker_log_alone_gives_a_low_broker_finding():
+    d = analyze(SAMPLES / "kafka-rolling-restart/kafka-2")
+    [f] = d["findings"]
+    assert f["id"] == "kafka.broker-restart" and f["severity"] == "low"
+    assert f["subjects"][0]["node"] == 2 and f["subjects"][0]["kind"] == "controlled-restart"
+    d = analyze(SAMPLES / "kafka-disk-full/kafka-1/server.log")
+    [f] = d["findings"]
+    assert f["severity"] == "low" and "disk full" in f["title"]
+
+
+def test_pulsar_go_clients_with_and_without_the_broker_log():
+    d = analyze(SAMPLES / "pulsar-go-clients")
+    [f] = by_id(d, "pulsar.dangling-producer-future")
+    assert "client_only" not in f["details"]
+    assert f["details"]["clients"] == [str(SAMPLES / "pulsar-go-clients/orders-go.log")]
+    go = SAMPLES / "pulsar-go-clients/orders-go.log"
+    assert line_of(go, "Failed to create producer at send PRODUCER request") in {e["line"] for e in cited(f, "orders-go.log")}
+    d = analyze(SAMPLES / "pulsar-go-clients/orders-go.log", SAMPLES / "pulsar-go-clients/audit-go.log")
+    [f] = d["findings"]
+    assert f["details"]["client_only"] is True and f["severity"] == "critical"
+    [s] = f["subjects"]
+    assert s["topic"] == "persistent://public/default/orders-go-partition-0" and s["producer_name"] == "pulsar-7-1"
+    assert s["still_stuck"] is True and s["attempts"] == 58
+
+
+CPP = "{ts} {lvl:<5} [140213330491136] {src} | {msg}"
+
+
+def test_pulsar_cpp_client_log_alone_is_read(tmp_path):
+    tp, nm = "persistent://public/default/orders-partition-0", "orders-py-0-2"
+    lines = [CPP.format(ts="2024-05-02 13:30:00.120", lvl="INFO", src="ProducerImpl:224", msg=f"[{tp}, {nm}] Created producer on broker [10.0.0.5:41234 -> 10.0.0.9:6650] "),
+             CPP.format(ts="2024-05-02 13:41:55.401", lvl="INFO", src="ProducerImpl:1003", msg="Broker notification of Closed producer: 0")]
+    for i in range(12):  # <=4.0: the producer line has the result code only, the message is on the line before
+        s = 56 + 3 * i
+        lines.append(CPP.format(ts=f"2024-05-02 13:4{s // 60 + 1}:{s % 60:02d}.100", lvl="WARN", src="ClientConnection:1779",
+                                msg=f"[10.0.0.5:41234 -> 10.0.0.9:6650] Received error response from server: Retryable (Producer is already present on the connection) -- req_id: {12 + i}"))
+        lines.append(CPP.format(ts=f"2024-05-02 13:4{s // 60 + 1}:{s % 60:02d}.101", lvl="WARN", src="ProducerImpl:297",
+                                msg=f"[{tp}, {nm}] Failed to reconnect producer: Retryable"))
+    p = tmp_path / "orders-py.log"
+    p.write_text("\n".join(lines) + "\n")
+    d = analyze(p)
+    [f] = d["findings"]
+    assert f["id"] == "pulsar.dangling-producer-future" and f["details"]["client_only"] is True
+    assert f["subjects"][0]["attempts"] == 12 and f["subjects"][0]["producer_name"] == nm
+    # a C++ reconnect failure with another server error is not taken for the dangling producer
+    p.write_text("\n".join(x.replace("Producer is already present on the connection", "Namespace bundle is being unloaded") for x in lines) + "\n")
+    assert analyze(p)["findings"] == []
+
+
+def test_sarama_stall_names_the_broker_side_cause(tmp_path):
+    # the node sarama's stall names (producer/broker/1, kafka-0.kafka.prod.svc:9092), restarted per its own log
+    b = tmp_path / "server.log"
+    lines = [f"[2026-11-30 02:{m:02d}:{s:02d},000] INFO [GroupMetadataManager brokerId=1] Removed 0 expired offsets in 1 milliseconds. (kafka.coordinator.group.GroupMetadataManager)"
+             for m in range(40, 54) for s in range(0, 60, 5)]
+    lines += [
+        "[2026-11-30 02:54:30,100] INFO [KafkaServer id=1] shutting down (kafka.server.KafkaServer)",
+        "[2026-11-30 02:54:30,104] INFO [KafkaServer id=1] Starting controlled shutdown (kafka.server.KafkaServer)",
+        "[2026-11-30 02:54:33,000] INFO [KafkaServer id=1] shut down completed (kafka.server.KafkaServer)",
+        "[2026-11-30 03:00:20,000] INFO starting (kafka.server.KafkaServer)",
+        "[2026-11-30 03:00:31,000] INFO [KafkaServer id=1] started (kafka.server.KafkaServer)",
+    ]
+    b.write_text("\n".join(lines) + "\n")
+    d = analyze(SAMPLES / "sarama-blackhole/orders-producer.log", b)
+    [f] = by_id(d, "sarama.retry-redial-stall")
+    assert "node 1: controlled restart" in f["title"]
+    assert f["cause"]["broker_side"]["kind"] == "controlled-restart"
+    assert {e["line"] for e in cited(f, "server.log")} >= {len(lines) - 4, len(lines)}
+    d = analyze(SAMPLES / "sarama-blackhole/orders-producer.log")
+    [f] = by_id(d, "sarama.retry-redial-stall")
+    assert "broker_side" not in f["cause"]
