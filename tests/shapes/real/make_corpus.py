@@ -1330,7 +1330,7 @@ def build() -> list[Corpus]:
                "Notepad++ 'Find in Files' results ('\\tLine N: ' before each hit) over a Kafka tools layout file",
                "kafka-clients 3.1", ["kafka.broker-unreachable", "kafka.delivery-timeout"],
                recs, JAVA["kafka-log4j"], JAVA["kafka-log4j"],
-               post=npp_hits(r"WARN|ERROR", r"C:\logs\etl-writer.log")))
+               post=npp_hits(r"WARN|ERROR|Exception", r"C:\logs\etl-writer.log")))
 
     rng = random.Random(222)
     recs = kafka_outage(rng, version="3.3", client="producer-1", node=1, address="kafka-1/10.9.0.4:9092",
