@@ -275,7 +275,8 @@ def logger_scope_regex(names: tuple[str, ...]) -> str:
         for seg in segs[:-1]:
             inner = f"(?:{inner}{_abbrev(seg)}\\.)?"
         alts.append(inner + re.escape(segs[-1]))
-    return "^(?:" + "|".join(alts) + ")$"
+    # a layout may print the line or method after the class: Class:123, Class:method:123, Class.method()
+    return "^(?:" + "|".join(alts) + r")(?:[:#(][^\s]*|\.[a-z_$][\w$]*(?:\(\))?(?::\d+)?)?$"
 
 
 def _abbrev(seg: str) -> str:

@@ -18,7 +18,13 @@ LEVELS = {
     "WARNING": "WARN", "ERR": "ERROR", "CRITICAL": "FATAL", "CRIT": "FATAL", "PANIC": "FATAL",
     "DPANIC": "FATAL", "SEVERE": "ERROR", "FINE": "DEBUG", "FINER": "TRACE", "FINEST": "TRACE",
     "NOTICE": "INFO", "INFORMATION": "INFO", "EMERG": "FATAL", "ALERT": "FATAL",
+    # logrus on a terminal prints the first four letters; zerolog's console the first three
+    "ERRO": "ERROR", "DEBU": "DEBUG", "TRAC": "TRACE", "PANI": "FATAL", "FATA": "FATAL",
+    "INF": "INFO", "WRN": "WARN", "DBG": "DEBUG", "TRC": "TRACE", "FTL": "FATAL", "PNC": "FATAL",
 }
+
+# every word a layout's level column may hold (upper-cased): a column with another word in it is not a level
+KNOWN_LEVELS = frozenset(LEVELS) | frozenset(LEVELS.values()) | {"TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "CONFIG", "VERBOSE", "ALL", "OFF"}
 
 FALLBACK_ID = "message-only"
 

@@ -20,7 +20,7 @@ from logsleuth.ingest import envelopes
 from logsleuth.ingest import wrappers as wrap
 from logsleuth.ingest.envelopes import Envelope
 from logsleuth.ingest.layouts import infer
-from logsleuth.ingest.layouts.catalog import Layout
+from logsleuth.ingest.layouts.catalog import KNOWN_LEVELS, Layout
 
 SAMPLE_LINES = 500
 MIN_RATE = 0.05
@@ -37,16 +37,26 @@ class Detection:
     forced: bool = False
 
 
+def _starts(lay: Layout) -> pl.Expr:
+    """Does a line start a record of this layout? A layout whose level column holds no level word
+    on that line does not fit it (``%d [%t] %p`` reading ``[ INFO ] ProducerImpl`` as thread 'INFO'
+    and level 'ProducerImp')."""
+    if lay.is_fallback:
+        return pl.lit(True)
+    text = infer.head(pl.col("t")) if lay.inferred else pl.col("t")
+    if "(?P<level>" not in lay.start_regex:
+        return text.str.contains(lay.start_regex)
+    level = text.str.extract_groups(lay.start_regex).struct.field("level").str.strip_chars().str.to_uppercase()
+    return level.is_in(list(KNOWN_LEVELS)).fill_null(False)
+
+
 def score(texts: pl.Series, layouts: list[Layout]) -> list[float]:
     texts = texts.filter(texts.str.strip_chars() != "")
     n = texts.len()
     if n == 0:
         return [0.0 for _ in layouts]
     frame = pl.DataFrame({"t": texts})
-    exprs = [
-        (pl.lit(True) if lay.is_fallback else (infer.head(pl.col("t")) if lay.inferred else pl.col("t")).str.contains(lay.start_regex)).sum().alias(str(i))
-        for i, lay in enumerate(layouts)
-    ]
+    exprs = [_starts(lay).sum().alias(str(i)) for i, lay in enumerate(layouts)]
     counts = frame.select(exprs).row(0) if exprs else []
     return [c / n for c in counts]
 
