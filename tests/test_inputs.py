@@ -88,7 +88,7 @@ def test_stdin(cli):
     r = cli("inspect", "-f", "json", "-", "--date", "2024-05-02", input=gzip.compress(TEXT.encode()))
     assert r.code == 0, r
     (inp,) = r.json()["inputs"]
-    assert inp["path"] == "-" and inp["compression"] == "gzip" and inp["records"] == 4
+    assert inp["path"] == "<stdin>" and inp["compression"] == "gzip" and inp["records"] == 4
 
 
 def test_gb18030(cli, tmp_path):

@@ -66,6 +66,9 @@ def main(argv: list[str] | None = None) -> None:
     if not debug:
         _quiet_python()
     code = 0
+    from logsleuth.cli import options
+
+    options.RUN_OPTIONS.clear()
     try:
         rv = app(args=argv, standalone_mode=False, prog_name="logsleuth")
         code = rv if isinstance(rv, int) else 0
@@ -96,6 +99,8 @@ def main(argv: list[str] | None = None) -> None:
         if debug:
             raise
         print(f"logsleuth: internal error: {type(e).__name__}: {_one_line(str(e))} (set LOGSLEUTH_DEBUG=1 for details)", file=sys.stderr)
+        code = 2
+    if code in (0, 1) and options.unread_inputs():  # the others were read, but a script must notice (as with rg)
         code = 2
     if code == 130:
         _ignore_sigint()

@@ -121,6 +121,14 @@ def split_layout_pattern(item: str) -> tuple[str | None, str]:
     return item[:eq], item[eq + 1 :]
 
 
+# the ReadOptions of this run: the inputs they could not read make the exit code 2 at the end (app.main)
+RUN_OPTIONS: list = []
+
+
+def unread_inputs() -> list[str]:
+    return [msg for opts in RUN_OPTIONS for msg in opts.failed]
+
+
 def read_options(tz: list[str] | None, date: list[str] | None, layout: str | None, layout_pattern: list[str] | None):
     """CLI strings -> ReadOptions (validated; errors are one line, exit 2)."""
     import datetime as dt
@@ -130,6 +138,7 @@ def read_options(tz: list[str] | None, date: list[str] | None, layout: str | Non
     from logsleuth.ingest.timeparse import check_zone
 
     opts = ReadOptions()
+    RUN_OPTIONS.append(opts)
     for item in tz or []:
         if "=" in item:
             pattern, zone = item.rsplit("=", 1)

@@ -51,7 +51,7 @@ def input_rows(a: Analysis, short=visible) -> list[list[str]]:
     out = []
     for r in a.inputs:
         if r.skipped_input:
-            out.append([short(r.name), "skipped: " + visible(r.skipped_input), "", "", "", "", ""])
+            out.append([short(r.name), ("unread: " if r.unread else "skipped: ") + visible(r.skipped_input), "", "", "", "", ""])
             continue
         out.append([
             short(r.name),
@@ -107,7 +107,8 @@ def reading_notes(a: Analysis, short=visible) -> Notes:
     for r in a.inputs:
         name = short(r.name)
         if r.skipped_input:
-            out.warnings.append((f"{name}: skipped ({visible(r.skipped_input)})", f"{name}: skipped: {visible(r.skipped_input)}"))
+            what = "unread" if r.unread else "skipped"
+            out.warnings.append((f"{name}: {what} ({visible(r.skipped_input)})", f"{name}: {what}: {visible(r.skipped_input)}"))
         for n in r.stats.notes:
             full = f"{name}: {visible(n)}"
             if n in ROUTINE_INGEST:

@@ -35,7 +35,7 @@ def table(reports: list[InputReport]) -> None:
 def rows(rep: InputReport) -> list[tuple[str, str]]:
     s = rep.stats
     if rep.skipped_input:
-        return [("skipped", rep.skipped_input)]
+        return [("unread" if rep.unread else "skipped", visible(rep.skipped_input))]
     enc = _encoding(s)
     layout = rep.layout + (" (forced)" if rep.layout_forced else f" ({rep.layout_rate:.0%} of sampled lines)")
     runner = f"{rep.runner_up} ({rep.runner_up_rate:.0%})" if rep.runner_up else "none"

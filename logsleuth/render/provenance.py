@@ -50,7 +50,7 @@ def sha256(path: Path) -> str:
 def of(a: Analysis) -> Provenance:
     files = []
     for r in a.inputs:
-        if r.name == "-":
+        if r.name == "<stdin>":
             files.append(InputFile(r.name, None, None, "standard input: not kept"))
             continue
         where = Path(r.name) if Path(r.name).exists() or not r.location else Path(r.location)

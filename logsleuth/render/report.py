@@ -48,7 +48,7 @@ class View:
     elapsed: float | None = None
 
     def __post_init__(self) -> None:
-        names = [r.name for r in self.a.inputs]
+        names = [r.name for r in self.a.inputs if not r.unread]  # an unread path is named in full
         for segs in self.a.logs.values():
             names += list(segs)
         self.short = Shortener(names)
