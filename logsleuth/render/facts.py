@@ -14,7 +14,7 @@ from logsleuth import __version__
 from logsleuth.detectors.finding import SEVERITIES
 from logsleuth.findings import Analysis
 from logsleuth.ingest import rotation
-from logsleuth.ingest.timeparse import iso_utc
+from logsleuth.render import clock
 from logsleuth.safe import visible
 
 SKEW_WARN_S = 1.0  # a clock off by more than this is worth a warning, corrected or not
@@ -22,8 +22,8 @@ ROUTINE_INGEST = ("UTF-8 byte-order mark removed",)
 
 
 def _t(t: dt.datetime | None) -> str:
-    s = iso_utc(t)
-    return s.replace("T", " ").replace("Z", " UTC") if s else "n/a"
+    """A time as every human report shows it, in the display zone (render/clock.py)."""
+    return clock.when(t, ms=True)
 
 
 def _cell(v) -> str:

@@ -59,7 +59,9 @@ def of(a: Analysis) -> Provenance:
             files.append(InputFile(r.name, size, sha256(where)))
         except OSError as e:
             files.append(InputFile(r.name, None, None, f"not readable from here ({e.strerror or e})"))
-    now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    from logsleuth.render import clock
+
+    now = clock.when(dt.datetime.now(dt.timezone.utc), seconds=False)
     return Provenance(command_line(), __version__, now, files)
 
 
