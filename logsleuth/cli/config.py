@@ -89,15 +89,13 @@ def search_path() -> list[Path]:
     return [Path("logsleuth.toml"), Path(xdg) / "logsleuth" / "config.toml"]
 
 
-def find(explicit: Path | None, disabled: bool) -> tuple[Path | None, str, list[Path]]:
-    if explicit is not None and disabled:
+def find(explicit: Path | None, disabled: bool, how: str = "--config") -> tuple[Path | None, str, list[Path]]:
+    """The config file to read: ``explicit`` (from ``how``: --config or LOGSLEUTH_CONFIG), else the
+    first of the search path that exists; None with ``disabled`` (--no-config)."""
+    if explicit is not None and disabled and how == "--config":
         raise LogsleuthError("give --config FILE or --no-config, not both")
     if disabled:
         return None, "", []
-    if explicit is None and os.environ.get("LOGSLEUTH_CONFIG"):
-        explicit, how = Path(os.environ["LOGSLEUTH_CONFIG"]), "LOGSLEUTH_CONFIG"
-    else:
-        how = "--config"
     if explicit is not None:
         explicit = explicit.expanduser()
         if not explicit.is_file():
@@ -178,9 +176,10 @@ def on_config_option(ctx, value):
     make its values their defaults (click reads ``ctx.default_map`` when an option is not given)."""
     if ctx.resilient_parsing:  # shell completion
         return value
-    path, how, looked = find(value, bool(ctx.meta.get("logsleuth.no_config")))
+    from_env = value is not None and str(ctx.get_parameter_source("config")).endswith("ENVIRONMENT")
+    path, how, looked = find(value, bool(ctx.meta.get("logsleuth.no_config")), "LOGSLEUTH_CONFIG" if from_env else "--config")
     values = load(path) if path is not None else {}
-    LOADED.path, LOADED.how, LOADED.values, LOADED.looked = path, how, values, looked
+    LOADED.path, LOADED.how, LOADED.values, LOADED.looked = (path.resolve() if path else None), how, values, looked
     params = {p.name for p in ctx.command.params}
     defaults = {k.param: values[k.name] for k in KEYS if k.name in values and k.param in params}
     if defaults:
@@ -194,14 +193,16 @@ def on_config_option(ctx, value):
 
 def on_no_config_option(ctx, value: bool):
     if value:
+        if ctx.params.get("config") is not None and not str(ctx.get_parameter_source("config")).endswith("ENVIRONMENT"):  # --config FILE came first
+            raise LogsleuthError("give --config FILE or --no-config, not both")
         ctx.meta["logsleuth.no_config"] = True
     return value
 
 
 ConfigOpt = Annotated[
     Optional[Path],
-    typer.Option("--config", metavar="FILE", is_eager=True, callback=on_config_option,
-                 help="Read settings from this TOML file (also LOGSLEUTH_CONFIG) instead of ./logsleuth.toml or "
+    typer.Option("--config", metavar="FILE", is_eager=True, callback=on_config_option, envvar="LOGSLEUTH_CONFIG",
+                 help="Read settings from this TOML file instead of ./logsleuth.toml or "
                  "$XDG_CONFIG_HOME/logsleuth/config.toml (see 'logsleuth config')."),
 ]
 

@@ -45,7 +45,19 @@ def _color_kwargs() -> dict:
     return {}
 
 
-_TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)(?=\n)")
+_STYLE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _rstrip(line: str) -> str:
+    """The line without the spaces at its end, the styles among them kept."""
+    codes = []
+    while True:
+        line = line.rstrip(" \t")
+        i = line.rfind("\x1b[")
+        if i < 0 or not _STYLE.fullmatch(line, i):
+            return line + "".join(reversed(codes))
+        codes.append(line[i:])
+        line = line[:i]
 
 
 class _NoTrailingSpace:
@@ -61,7 +73,7 @@ class _NoTrailingSpace:
         if cut < 0:
             self.pending = text
         else:
-            self.out.write(_TRAILING.sub(r"\1", text[: cut + 1]))
+            self.out.write("".join(_rstrip(ln) + "\n" for ln in text[:cut].split("\n")))
             self.pending = text[cut + 1 :]
         return len(s)
 

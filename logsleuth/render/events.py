@@ -16,7 +16,8 @@ from rich.table import Table
 from rich.text import Text
 
 from logsleuth.recognise.packs import PackSet
-from logsleuth.render.console import is_terminal, stdout_console
+from logsleuth.render import clock
+from logsleuth.render.console import color_mode, is_terminal, stdout_console
 from logsleuth.safe import json_visible, one_line, visible
 from logsleuth.ingest.timeparse import iso_utc
 
@@ -39,12 +40,32 @@ def records(events: pl.DataFrame, packs: PackSet) -> list[dict]:
     return out
 
 
-def grep(events: pl.DataFrame) -> None:
+def grep(events: pl.DataFrame, with_event: bool = False) -> None:
+    """``path:line:text`` (``with_event``: ``path:line:event:text``); the path and line coloured as rg
+    does when colours are on (a terminal, or --color always)."""
     write = sys.stdout.write
     safe = is_terminal()  # a log line must not repaint the analyst's terminal; a pipe gets it as it was
-    for path, line, raw in events.select("path", "line", "raw").iter_rows():
-        text = f"{path}:{line}:{raw}"
-        write((visible(text) if safe else text) + "\n")
+    color = color_mode() == "always" or (safe and color_mode() == "auto")
+    p, n, e, z = ("\x1b[35m", "\x1b[32m", "\x1b[33m", "\x1b[0m") if color else ("", "", "", "")
+    for path, line, event, raw in events.select("path", "line", "event", "raw").iter_rows():
+        what = f"{e}{event}{z}:" if with_event else ""
+        if safe:
+            path, raw = visible(str(path)), visible(raw)
+        write(f"{p}{path}{z}:{n}{line}{z}:{what}{raw}\n")
+
+
+def counts(events: pl.DataFrame) -> None:
+    """``system:event:N`` per event kind, most first (``events --count``, like ``rg -c``)."""
+    if events.height == 0:
+        return
+    per = events.group_by("system", "event").len().sort(["len", "system", "event"], descending=[True, False, False])
+    sys.stdout.write("".join(f"{s}:{e}:{n}\n" for s, e, n in per.iter_rows()))
+
+
+def names(paths: list[str]) -> None:
+    """One input per line (``events --files-with-events``, like ``rg -l``)."""
+    safe = is_terminal()
+    sys.stdout.write("".join((visible(x) if safe else x) + "\n" for x in paths))
 
 
 def ndjson(events: pl.DataFrame, packs: PackSet) -> None:
@@ -72,19 +93,19 @@ def table(events: pl.DataFrame, packs: PackSet, limit: int | None = None) -> Non
     if con.width < 150:
         return _list(con, events, packs, limit)
     t = Table(show_lines=False, box=None, pad_edge=False, header_style="bold", expand=False)
-    t.add_column("time (UTC)", no_wrap=True, min_width=23)
+    t.add_column(f"time ({clock.zone_name()})", no_wrap=True, min_width=23)
     t.add_column("where", overflow="fold", ratio=2)
     t.add_column("event", overflow="fold", min_width=18, ratio=1)
     t.add_column("fields / message", overflow="fold", ratio=4)
     shown = events if limit is None else events.head(limit)
     for row in shown.iter_rows(named=True):
-        ts = iso_utc(row["ts"]) or "-"
+        ts = clock.when(row["ts"], ms=True, zone=False, missing="-")
         detail = Text(" ".join(f"{k}={visible(str(v))}" for k, v in fields_of(row, packs).items()))
         msg = one_line(row["msg"], 200)
         if msg:
             detail.append(("\n" if detail.plain else "") + msg, style="dim")
         t.add_row(
-            Text(ts[:23].replace("T", " ")),
+            Text(ts),
             Text(visible(f"{row['path']}:{row['line']}")),
             Text(f"{row['system']}:{row['event']}", style=_style(row["severity"])),
             detail,
@@ -98,7 +119,7 @@ def _list(con, events: pl.DataFrame, packs: PackSet, limit: int | None) -> None:
     """Narrow terminals: each event as a head line (time, event, path:line) and indented details."""
     shown = events if limit is None else events.head(limit)
     for row in shown.iter_rows(named=True):
-        head = Text((iso_utc(row["ts"]) or "-")[:23].replace("T", " ") + "  ")
+        head = Text(clock.when(row["ts"], ms=True, missing="-") + "  ")
         head.append(f"{row['system']}:{row['event']}", style=_style(row["severity"]))
         head.append("  " + visible(f"{row['path']}:{row['line']}"), style="magenta")
         con.print(head)
