@@ -12,6 +12,7 @@ import json
 import sys
 
 import polars as pl
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -121,12 +122,16 @@ def _list(con, events: pl.DataFrame, packs: PackSet, limit: int | None) -> None:
     for row in shown.iter_rows(named=True):
         head = Text(clock.when(row["ts"], ms=True, missing="-") + "  ")
         head.append(f"{row['system']}:{row['event']}", style=_style(row["severity"]))
-        head.append("  " + visible(f"{row['path']}:{row['line']}"), style="magenta")
-        con.print(head)
+        where = Text(visible(f"{row['path']}:{row['line']}"), style="magenta")
+        if head.cell_len + 2 + where.cell_len <= con.width:
+            con.print(head + Text("  ") + where)
+        else:  # the path on a line of its own rather than cut by the wrap
+            con.print(head)
+            con.print(Padding(where, (0, 0, 0, 2)))
         fields = " ".join(f"{k}={visible(str(v))}" for k, v in fields_of(row, packs).items())
         if fields:
-            con.print(Text("    " + fields))
-        con.print(Text("    " + one_line(row["msg"], 300), style="dim"))
+            con.print(Padding(Text(fields), (0, 0, 0, 4)))
+        con.print(Padding(Text(one_line(row["msg"], 300), style="dim"), (0, 0, 0, 4)))
     if limit is not None and events.height > limit:
         con.print(Text(f"… {events.height - limit:,} more events (use --format ndjson or grep for all)"))
 
