@@ -201,6 +201,10 @@ def test_display_tz_berlin_on_a_sample(cli, tmp_path):
     assert cli("report", PULSAR, *args, "-o", html).code == 0
     page = html.read_text()
     assert "Times are in Europe/Berlin." in page and "2 producers stuck since 2020-06-02 01:10:41 CEST" in page
+    chart = page[page.index("<svg"):page.index("</svg>")]
+    days = re.findall(r'fill="#777">(\d{4}-\d\d-\d\d)<', chart)  # the dates under the axis: Berlin's (00:00-03:29 on the 2nd)
+    assert days == ["2020-06-02"], days
+    assert "whole logs 2020-06-02 00:00 → 03:29 CEST" in chart
     local = cli("analyze", KAFKA, "--tz", "UTC", "--display-tz", "local", "-f", "text", env={"TZ": "Asia/Tokyo"})
     assert local.out.splitlines()[0].endswith("2024-05-02 19:00 → 19:29 JST (30.0 min)"), local.out[:200]
     r = cli("analyze", KAFKA, "--display-tz", "Mars/Olympus")

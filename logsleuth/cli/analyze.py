@@ -25,7 +25,7 @@ def analyze(
     ] = None,
     format: Annotated[
         Optional[AnalyzeFormat],
-        typer.Option("--format", "-f", help="terminal (default on a terminal), text (default when piped), markdown, html, json. markdown and html add the chart and 'what else changed' (like 'logsleuth report')."),
+        typer.Option("--format", "-f", help="terminal (default on a terminal or with --color always; piped, e.g. to 'less -R', it is in colour with --color always), text (default when piped: the same without colours), markdown, html, json. markdown and html add the chart and 'what else changed' (like 'logsleuth report')."),
     ] = None,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report to this file instead of stdout (markdown: the chart is written beside it as <name>.svg).")] = None,
     fail_on: Annotated[Optional[Severity], typer.Option("--fail-on", help="Exit 1 when a finding at or above this severity exists (for CI/cron).")] = None,

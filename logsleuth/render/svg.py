@@ -197,9 +197,9 @@ def draw(c: Chart, standalone: bool = False) -> str:
         tx = x(t)
         out.append(f'<line x1="{tx:.1f}" y1="{y}" x2="{tx:.1f}" y2="{y + 4}" stroke="#424242"/>')
         out.append(f'<text x="{tx:.1f}" y="{y + 15}" font-size="10" text-anchor="middle" fill="#333">{_clock(t, step)}</text>')
-        if t.date() != day:
-            day = t.date()
-            out.append(f'<text x="{tx:.1f}" y="{y + 26}" font-size="9" text-anchor="middle" fill="#777">{t:%Y-%m-%d}</text>')
+        if clock.local(t).date() != day:
+            day = clock.local(t).date()
+            out.append(f'<text x="{tx:.1f}" y="{y + 26}" font-size="9" text-anchor="middle" fill="#777">{day:%Y-%m-%d}</text>')
     out.append(f'<text x="8" y="{y + 15}" font-size="11" fill="#555">{esc(_span(w0, w1))}</text>')
     y += 34
 
