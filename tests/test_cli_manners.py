@@ -541,3 +541,23 @@ def run_help() -> str:
     from conftest import run
 
     return run("--help").out
+
+
+def test_config_pager_on_a_real_terminal(tmp_path):
+    """The config file's pager pages the terminal report; LOGSLEUTH_PAGER beats it; false: none."""
+    from test_terminal_report import _env, _on_a_terminal
+
+    paged, env_paged = tmp_path / "paged.txt", tmp_path / "env-paged.txt"
+    cfg = _config(tmp_path / "c.toml", f'pager = "cat > {paged}"\n')
+    args = ["analyze", "--tz", "UTC", "--config", str(cfg), str(PULSAR)]
+    code, shown = _on_a_terminal(args, _env())
+    assert code == 0 and "── summary" in re.sub(r"\x1b\[[0-9;]*m", "", paged.read_text()), shown[-500:]
+    paged.unlink()
+    code, _ = _on_a_terminal(args, _env(LOGSLEUTH_PAGER=f"cat > {env_paged}"))
+    assert code == 0 and env_paged.exists() and not paged.exists()
+    off = _config(tmp_path / "off.toml", "pager = false\n")
+    with_pager = {**_env(), "PAGER": f"cat > {paged}"}  # the config's 'false' beats PAGER
+    code, shown = _on_a_terminal(["analyze", "--tz", "UTC", "--config", str(off), str(PULSAR)], with_pager)
+    assert code == 0 and not paged.exists() and "1 CRITICAL · near certain" in re.sub(r"\x1b\[[0-9;]*m", "", shown)
+    code, _ = _on_a_terminal(["analyze", "--tz", "UTC", "--no-config", str(PULSAR)], with_pager)
+    assert code == 0 and paged.exists()  # and without the file, PAGER is used
