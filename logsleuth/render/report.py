@@ -10,7 +10,6 @@ through logsleuth/safe.py; paths lose the directory all inputs share (render/pat
 
 from __future__ import annotations
 
-import datetime as dt
 import io
 from dataclasses import dataclass
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from logsleuth.detectors.base import fmt_duration, plural
+from logsleuth.detectors.base import plural
 
 # (lowest score, word): a finding's confidence in words, so that a CRITICAL at 0.48 does not read
 # like one at 0.98 (docs/reports.md)
