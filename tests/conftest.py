@@ -37,14 +37,30 @@ class Result:
         return f"<exit {self.code}\nstdout:\n{self.out[-3000:]}\nstderr:\n{self.err[-3000:]}>"
 
 
+# settings a developer's shell may hold that would change what the tests see (docs/cli.md)
+_SETTINGS_ENV = ("LOGSLEUTH_CONFIG", "LOGSLEUTH_TZ", "LOGSLEUTH_DISPLAY_TZ", "LOGSLEUTH_COLOR", "LOGSLEUTH_PATTERNS",
+                 "LOGSLEUTH_SARAMA_CONFIG", "NO_COLOR", "FORCE_COLOR")
+
+
 def _env(env: dict | None) -> dict:
     e = dict(os.environ)
     e.setdefault("TZ", "UTC")
     e["COLUMNS"] = "200"
     e.pop("LOGSLEUTH_DEBUG", None)
+    for name in _SETTINGS_ENV:
+        e.pop(name, None)
+    e["XDG_CONFIG_HOME"] = str(ROOT / "tests" / "no-such-config-home")  # not the developer's ~/.config/logsleuth
     if env:
         e.update(env)
     return e
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_config_file_here():
+    """A ./logsleuth.toml where the tests run would be read by every command they run."""
+    for d in {Path.cwd(), ROOT}:
+        if (d / "logsleuth.toml").exists():
+            pytest.exit(f"{d / 'logsleuth.toml'} would be read by every logsleuth the tests run: move it away", returncode=2)
 
 
 def run_process(*args: str | Path, input: bytes | str | None = None, cwd: Path | None = None, env: dict | None = None, timeout: float = 300) -> Result:

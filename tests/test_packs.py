@@ -118,10 +118,10 @@ def test_patterns_list_show_test(cli, tmp_path):
     )
     r = cli("patterns", "test", "-", input=text)
     assert r.code == 0, r
-    first = next(x for x in r.out.splitlines() if x.startswith("-:1:"))
-    assert first.startswith("-:1: kafka.producer.connection-failed -> connection_failed (warning)")
+    first = next(x for x in r.out.splitlines() if x.startswith("<stdin>:1:"))
+    assert first.startswith("<stdin>:1: kafka.producer.connection-failed -> connection_failed (warning)")
     assert {"client_id=producer-1", "node=2", "address=kafka-2/10.0.0.7:9092"} <= set(first.split())
-    assert "-:2: no pattern" in r.out
+    assert "<stdin>:2: no pattern" in r.out
     r = cli("patterns", "test", "-", input="nothing to see\n")
     assert r.code == 1
     r = cli("patterns", "fields")

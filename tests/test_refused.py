@@ -62,7 +62,7 @@ def test_text_report():
     out = re.sub(r"\s+", " ", re.sub(r"-\n\s+", "-", r.out))
     assert "[MEDIUM] sarama: broker kafka-1:9092 refused connections for 13.0 s: 13 sends failed fast on inventory/1" in out
     assert "This is a fast failure, not a stall" in out
-    assert "'circuit breaker is open' from 14:03:52 to 14:04:02 (11 sends)" in out
+    assert "'circuit breaker is open' from 14:03:52 to 14:04:02 UTC (11 sends)" in out
     assert "returned after 0.85 s" in out and "stalled" not in out
 
 

@@ -742,7 +742,7 @@ def test_ctrl_c_while_busy_exits_130_with_one_line():
 
 def test_out_of_range_times_and_zones_are_one_line_errors(tmp_path):
     p = write(tmp_path / "client.log", "[2024-05-02 10:15:31,204] WARN x (a.B)\n")
-    assert_one_line_error(run("events", p, "--since", "0001-01-01", "--tz", "Asia/Shanghai"), "out of range")
+    assert_one_line_error(run("events", p, "--since", "0001-01-01", "--display-tz", "Asia/Shanghai"), "out of range")
     assert_one_line_error(run("events", p, "--since", "-99999999999d"), "out of range")
     assert_one_line_error(run("inspect", p, "--tz", "localtime"), "unknown time zone 'localtime'")
     assert_one_line_error(run("inspect", p, "--layout-pattern", "%d{yyyy-MM-dd HH:mm:ss}{GMT-03:30} %m%n"), "GMT-03:30")

@@ -211,7 +211,7 @@ def test_text_report():
     assert "sarama send stalled 127 s on orders/0: broker kafka-0.kafka.prod.svc:9092 black-holed" in out
     assert "4 dial timeouts of ≈30 s (120 s)" in out
     assert "With Net.DialTimeout=5s a failing send would take ≈26.9 s" in out
-    assert "'circuit breaker is open' from 14:03:52 to 14:04:02 (11 sends)" in out
+    assert "'circuit breaker is open' from 14:03:52 to 14:04:02 UTC (11 sends)" in out
     assert "4 produce read timeouts of ≈3.0 s (12.0 s)" in out
     assert "silent (mute)" in out and "refused/closed" not in out and "stalled 1.9 s" not in out
 

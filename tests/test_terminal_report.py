@@ -144,7 +144,9 @@ def _on_a_terminal(args: list[str], env: dict, timeout: float = 120) -> tuple[in
 def _env(**extra) -> dict:
     e = {k: v for k, v in os.environ.items() if not k.startswith("LOGSLEUTH_")}
     e.update({"TZ": "UTC", "COLUMNS": "80", "LINES": "24", "TERM": "xterm-256color"}, **extra)
-    e.pop("PAGER", None)
+    for name in ("PAGER", "NO_COLOR", "FORCE_COLOR"):
+        e.pop(name, None)
+    e["XDG_CONFIG_HOME"] = str(ROOT / "tests" / "no-such-config-home")  # no config file of the developer's
     return e
 
 

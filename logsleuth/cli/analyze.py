@@ -11,27 +11,29 @@ from typing import Annotated, Optional
 import typer
 
 from logsleuth.cli.options import (
-    _FORMAT_BY_SUFFIX, AnalyzeFormat, DateOpt, LayoutOpt, LayoutPatternOpt, Paths, PatternsOpt, Severity, SinceOpt,
-    SkewMode, SkewOpt, TzOpt, UntilOpt, _incident_window, read_options,
+    _FORMAT_BY_SUFFIX, AnalyzeFormat, ColorMode, ColorOpt, ConfigOpt, DateOpt, DisplayTzOpt, LayoutOpt, LayoutPatternOpt,
+    NoConfigOpt, Paths, PatternsOpt, Severity, SinceOpt, SkewMode, SkewOpt, TzOpt, UntilOpt, _incident_window,
+    read_options, set_view,
 )
 from logsleuth.errors import LogsleuthError
 
 def analyze(
-    paths: Annotated[Optional[list[str]], typer.Argument(help="Log files, directories (recursive), globs, or - for stdin.", show_default=False)] = None,
+    paths: Annotated[Optional[list[str]], typer.Argument(help="Log files, directories (recursive), globs, or - for stdin.", show_default=False, metavar="PATH")] = None,
     events_dir: Annotated[
         Optional[Path],
         typer.Option("--events", help="Analyse an events directory written by 'events --format parquet -o DIR' instead of reading logs."),
     ] = None,
     format: Annotated[
         Optional[AnalyzeFormat],
-        typer.Option("--format", "-f", help="terminal (default on a terminal), text (default when piped), markdown, html, json. markdown and html add the chart and 'what else changed' (like 'logsleuth report')."),
+        typer.Option("--format", "-f", help="terminal (default on a terminal or with --color always; piped, e.g. to 'less -R', it is in colour with --color always), text (default when piped: the same without colours), markdown, html, json. markdown and html add the chart and 'what else changed' (like 'logsleuth report')."),
     ] = None,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report to this file instead of stdout (markdown: the chart is written beside it as <name>.svg).")] = None,
     fail_on: Annotated[Optional[Severity], typer.Option("--fail-on", help="Exit 1 when a finding at or above this severity exists (for CI/cron).")] = None,
     detector: Annotated[Optional[list[str]], typer.Option("--detector", "-d", help="Run only these detectors (ids or prefixes ending in *, repeatable).")] = None,
     sarama_config: Annotated[
         Optional[str],
-        typer.Option("--sarama-config", help="The sarama settings in use, e.g. 'Net.DialTimeout=5s,Net.ReadTimeout=3s,Producer.Retry.Max=1' (default: sarama's defaults)."),
+        typer.Option("--sarama-config", envvar="LOGSLEUTH_SARAMA_CONFIG", metavar="KEY=VALUE,...",
+                     help="The sarama settings in use, e.g. 'Net.DialTimeout=5s,Net.ReadTimeout=3s,Producer.Retry.Max=1' (default: sarama's defaults)."),
     ] = None,
     since: SinceOpt = None,
     until: UntilOpt = None,
@@ -43,18 +45,23 @@ def analyze(
     layout_pattern: LayoutPatternOpt = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Everything: routine notes, all evidence and subject fields, confidence reasons, info findings in full.")] = False,
     no_pager: Annotated[bool, typer.Option("--no-pager", help="On a terminal, do not page long output (also LOGSLEUTH_PAGER=).")] = False,
+    display_tz: DisplayTzOpt = None,
+    color: ColorOpt = ColorMode.auto,
+    config: ConfigOpt = None,
+    no_config: NoConfigOpt = False,
 ) -> None:
     """Find the root cause: read broker and client logs together, run every detector, report findings with evidence."""
     from logsleuth.recognise import events as ev
     from logsleuth.analysis import analyze as run
     from logsleuth.findings import at_or_above
     from logsleuth.recognise.packs import load_packs
-    from logsleuth.render.console import is_terminal
+    from logsleuth.render.console import colors_forced, is_terminal
 
     from logsleuth.detectors import check_names
 
     started = time.perf_counter()
 
+    zone = set_view(display_tz, color)
     check_names(detector)
     opts = read_options(tz, date, layout, layout_pattern)
     packs = load_packs(patterns)
@@ -63,9 +70,9 @@ def analyze(
         from logsleuth.detectors.sarama.config import parse_sarama_config
 
         det_opts["sarama_config"] = parse_sarama_config(sarama_config)
-    flt = ev.EventFilter(since_text=since, until_text=until, zone=opts.tz or opts.zone_for("")[0])
-    fmt = format or (_FORMAT_BY_SUFFIX.get(output.suffix.lower(), AnalyzeFormat.text) if output is not None else None)
-    fmt = fmt or (AnalyzeFormat.terminal if is_terminal() else AnalyzeFormat.text)
+    flt = ev.EventFilter(since_text=since, until_text=until, zone=zone)
+    fmt = _format_for(format, output)
+    fmt = fmt or (AnalyzeFormat.terminal if is_terminal() or colors_forced() else AnalyzeFormat.text)
     rich_report = fmt in (AnalyzeFormat.markdown, AnalyzeFormat.html)
     stored = None
     if events_dir is not None:
@@ -83,10 +90,32 @@ def analyze(
         raise typer.Exit(1)
 
 
+def _format_for(format: AnalyzeFormat | None, output: Path | None) -> AnalyzeFormat | None:
+    """The format -o's name says, checked against --format: 'analyze -f html -o x.md' is an error,
+    not HTML in a .md file."""
+    if output is None:
+        return format
+    named = _FORMAT_BY_SUFFIX.get(output.suffix.lower())
+    if format is None:
+        return named or AnalyzeFormat.text
+    named = named or (AnalyzeFormat.text if output.suffix.lower() == ".txt" else None)
+    same = {AnalyzeFormat.terminal: AnalyzeFormat.text}.get(format, format)
+    if named is not None and named != same:
+        raise LogsleuthError(
+            f"-o {output}: the name says {named.value} but --format is {format.value} (name the file .{_SUFFIX[format]} or drop --format)"
+        )
+    return format
+
+
+_SUFFIX = {AnalyzeFormat.terminal: "txt", AnalyzeFormat.text: "txt", AnalyzeFormat.markdown: "md", AnalyzeFormat.html: "html", AnalyzeFormat.json: "json"}
+
+
 def _emit_report(result, fmt: "AnalyzeFormat", output: Path | None, title: str = "Incident analysis", verbose: bool = False, pager: bool = True, elapsed: float | None = None) -> None:
-    from logsleuth.render import json_report, markdown, report
+    from logsleuth.render import clock, json_report, markdown, report
     from logsleuth.render.console import is_terminal, report_console, report_width
 
+    if fmt != AnalyzeFormat.json:  # people read it: the findings' times in the display zone (JSON stays UTC)
+        result = clock.localised(result)
     if fmt == AnalyzeFormat.terminal and output is None:
         con = report_console()
         if pager and is_terminal():
@@ -154,7 +183,7 @@ def report(
     title: Annotated[str, typer.Option("--title", help="The report's title.")] = "Incident analysis",
     around: Annotated[Optional[str], typer.Option("--around", help="The incident's time for 'what else changed' (default: where the worst finding starts).")] = None,
     window: Annotated[str, typer.Option("--window", help="With --around: the incident window after that time (the baseline is everything before it).")] = "30m",
-    sarama_config: Annotated[Optional[str], typer.Option("--sarama-config", help="The sarama settings in use (see analyze).")] = None,
+    sarama_config: Annotated[Optional[str], typer.Option("--sarama-config", envvar="LOGSLEUTH_SARAMA_CONFIG", metavar="KEY=VALUE,...", help="The sarama settings in use (see analyze).")] = None,
     since: SinceOpt = None,
     until: UntilOpt = None,
     skew: SkewOpt = SkewMode.auto,
@@ -163,12 +192,16 @@ def report(
     date: DateOpt = None,
     layout: LayoutOpt = None,
     layout_pattern: LayoutPatternOpt = None,
+    display_tz: DisplayTzOpt = None,
+    config: ConfigOpt = None,
+    no_config: NoConfigOpt = False,
 ) -> None:
     """A postmortem to paste: findings with evidence, a timeline chart, what was ruled out, and what else changed."""
     from logsleuth.recognise import events as ev
     from logsleuth.analysis import analyze as run
     from logsleuth.recognise.packs import load_packs
 
+    zone = set_view(display_tz)
     fmt = _FORMAT_BY_SUFFIX.get(output.suffix.lower())
     if fmt not in (AnalyzeFormat.html, AnalyzeFormat.markdown):
         raise LogsleuthError(f"{output}: the report is .html or .md (the name decides)")
@@ -179,7 +212,6 @@ def report(
         from logsleuth.detectors.sarama.config import parse_sarama_config
 
         det_opts["sarama_config"] = parse_sarama_config(sarama_config)
-    zone = opts.tz or opts.zone_for("")[0]
     flt = ev.EventFilter(since_text=since, until_text=until, zone=zone)
     result = run(paths, opts, packs, flt, det_opts, skew_mode=skew.value, templates=True, window=_incident_window(around, window, zone))
     _emit_report(result, fmt, output, title)

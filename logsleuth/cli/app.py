@@ -15,14 +15,16 @@ from typing import Annotated
 import typer
 
 from logsleuth import __version__
-from logsleuth.cli import analyze, events, inspect, patterns, templates, timeline
+from logsleuth.cli import analyze, config, events, inspect, man, patterns, templates, timeline
+from logsleuth.cli.examples import epilog, root_epilog
 from logsleuth.errors import LogsleuthError
 
 app = typer.Typer(
     name="logsleuth",
     help="Log forensics for message-broker incidents (Pulsar, Kafka Java producer, sarama).",
+    epilog=root_epilog(),
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion, --show-completion (bash, zsh, fish, PowerShell)
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -31,13 +33,15 @@ app = typer.Typer(
 
 ARGV: list[str] | None = None  # the arguments of this run, for the reports that record their command line
 
-app.command()(inspect.inspect)
-app.command()(events.events)
-app.command()(analyze.analyze)
-app.command()(analyze.report)
-app.command()(timeline.timeline)
-app.command()(templates.templates)
+app.command(epilog=epilog("inspect"))(inspect.inspect)
+app.command(epilog=epilog("events"))(events.events)
+app.command(epilog=epilog("analyze"))(analyze.analyze)
+app.command(epilog=epilog("report"))(analyze.report)
+app.command(epilog=epilog("timeline"))(timeline.timeline)
+app.command(epilog=epilog("templates"))(templates.templates)
 app.add_typer(patterns.app, name="patterns")
+app.command(epilog=epilog("config"))(config.config)
+app.command(epilog=epilog("man"))(man.man)
 
 
 def _version(value: bool) -> None:
@@ -48,7 +52,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = False,
+    version: Annotated[bool, typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print the version.")] = False,
 ) -> None:
     pass
 
@@ -66,6 +70,9 @@ def main(argv: list[str] | None = None) -> None:
     if not debug:
         _quiet_python()
     code = 0
+    from logsleuth.cli import options
+
+    _new_run()
     try:
         rv = app(args=argv, standalone_mode=False, prog_name="logsleuth")
         code = rv if isinstance(rv, int) else 0
@@ -97,6 +104,8 @@ def main(argv: list[str] | None = None) -> None:
             raise
         print(f"logsleuth: internal error: {type(e).__name__}: {_one_line(str(e))} (set LOGSLEUTH_DEBUG=1 for details)", file=sys.stderr)
         code = 2
+    if code in (0, 1) and options.unread_inputs():  # the others were read, but a script must notice (as with rg)
+        code = 2
     if code == 130:
         _ignore_sigint()
         print("logsleuth: interrupted", file=sys.stderr)
@@ -105,6 +114,19 @@ def main(argv: list[str] | None = None) -> None:
     except (BrokenPipeError, ValueError):
         _quiet_stdout()
     sys.exit(code)
+
+
+def _new_run() -> None:
+    """Nothing of an earlier run in this process carries over (the tests run many): the inputs it
+    could not read, its config file, display zone and colours."""
+    from logsleuth.cli import options
+
+    options.RUN_OPTIONS.clear()
+    config.reset()
+    for name, reset in (("logsleuth.render.clock", "set_zone"), ("logsleuth.render.console", "set_color")):
+        mod = sys.modules.get(name)  # not imported for it: --help stays fast
+        if mod is not None:
+            getattr(mod, reset)(None)
 
 
 def _quiet_python() -> None:

@@ -6,7 +6,10 @@ from typing import Annotated
 
 import typer
 
-from logsleuth.cli.options import DateOpt, InspectFormat, LayoutOpt, LayoutPatternOpt, Paths, TzOpt, read_options
+from logsleuth.cli.options import (
+    ColorMode, ColorOpt, ConfigOpt, DateOpt, DisplayTzOpt, InspectFormat, LayoutOpt, LayoutPatternOpt, NoConfigOpt, Paths,
+    TzOpt, read_options, set_view,
+)
 
 def inspect(
     paths: Paths,
@@ -15,11 +18,16 @@ def inspect(
     date: DateOpt = None,
     layout: LayoutOpt = None,
     layout_pattern: LayoutPatternOpt = None,
+    display_tz: DisplayTzOpt = None,
+    color: ColorOpt = ColorMode.auto,
+    config: ConfigOpt = None,
+    no_config: NoConfigOpt = False,
 ) -> None:
     """What logsleuth finds in each input: compression, encoding, envelope, layout, lines, records, time span."""
     from logsleuth.ingest.reader import inspect_all
     from logsleuth.render import inspect as view
 
+    set_view(display_tz, color)
     opts = read_options(tz, date, layout, layout_pattern)
     reports = inspect_all(paths, opts)
     if format == InspectFormat.json:

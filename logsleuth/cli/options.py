@@ -9,30 +9,33 @@ from typing import Annotated, Optional
 
 import typer
 
+from logsleuth.cli import config
 from logsleuth.errors import LogsleuthError
 
-Paths = Annotated[list[str], typer.Argument(help="Log files, directories (recursive), globs, or - for stdin.", show_default=False)]
+Paths = Annotated[list[str], typer.Argument(help="Log files, directories (recursive), globs, or - for stdin.", show_default=False, metavar="PATH")]
 
 
 TzOpt = Annotated[
     Optional[list[str]],
-    typer.Option("--tz", help="Zone for stamps without an offset: an IANA name, or GLOB=ZONE for some files (repeatable). Default: this machine's zone."),
+    typer.Option("--tz", envvar="LOGSLEUTH_TZ", metavar="ZONE|GLOB=ZONE",
+                 help="Zone the logs' stamps without an offset are in: an IANA name, or GLOB=ZONE for some files (repeatable). Default: this machine's zone."),
 ]
 
 
 DateOpt = Annotated[
     Optional[list[str]],
-    typer.Option("--date", help="Date of the first line of time-only logs: YYYY-MM-DD, or GLOB=YYYY-MM-DD (repeatable)."),
+    typer.Option("--date", metavar="DATE|GLOB=DATE", help="Date of the first line of time-only logs: YYYY-MM-DD, or GLOB=YYYY-MM-DD (repeatable)."),
 ]
 
 
-LayoutOpt = Annotated[Optional[str], typer.Option("--layout", help="Force a built-in layout by id (see 'logsleuth patterns layouts').")]
+LayoutOpt = Annotated[Optional[str], typer.Option("--layout", metavar="ID", help="Force a built-in layout by id (see 'logsleuth patterns layouts').")]
 
 
 LayoutPatternOpt = Annotated[
     Optional[list[str]],
     typer.Option(
         "--layout-pattern",
+        metavar="PATTERN|GLOB=PATTERN",
         help="Force a log4j/logback conversion pattern, e.g. '%d{ISO8601} [%t] %-5level %logger{36} - %msg%n', "
         "or GLOB=PATTERN for some files (repeatable; text before the first '=' is a glob only when it holds no '%').",
     ),
@@ -41,14 +44,54 @@ LayoutPatternOpt = Annotated[
 
 PatternsOpt = Annotated[
     Optional[list[Path]],
-    typer.Option("--patterns", help="A directory of your own *.toml packs (repeatable); a pattern id that exists already replaces the built-in one."),
+    typer.Option("--patterns", envvar="LOGSLEUTH_PATTERNS", metavar="DIR",
+                 help="A directory of your own *.toml packs (repeatable); a pattern id that exists already replaces the built-in one."),
 ]
 
 
-SinceOpt = Annotated[Optional[str], typer.Option("--since", help="Only from this time: '2020-06-02 10:00', an ISO time, or relative to the end of the logs: '-2h', '30m ago' ('+10m': from the start).")]
+_WHEN_HELP = (
+    "'2020-06-02 10:00' or an ISO time (without an offset: in the display zone, --display-tz); relative to the logs: "
+    "'-2h', '30m ago' (from their end), '+10m' (from their start); or the wall clock: 'now', 'now-2h', 'today', "
+    "'yesterday', 'monday' (midnight, or a time after it: 'yesterday 22:00')."
+)
+SinceOpt = Annotated[Optional[str], typer.Option("--since", metavar="TIME", help="Only from this time: " + _WHEN_HELP)]
 
 
-UntilOpt = Annotated[Optional[str], typer.Option("--until", help="Only up to this time (same forms as --since).")]
+UntilOpt = Annotated[Optional[str], typer.Option("--until", metavar="TIME", help="Only up to this time (the same forms as --since).")]
+
+
+DisplayTzOpt = Annotated[
+    Optional[str],
+    typer.Option("--display-tz", envvar="LOGSLEUTH_DISPLAY_TZ", metavar="ZONE",
+                 help="The zone times are shown in (and --since/--until/--around without an offset are read in): an IANA "
+                 "name, local (this machine's zone) or UTC. Default: UTC. JSON, NDJSON, CSV and Parquet stay in UTC."),
+]
+
+
+class ColorMode(str, Enum):
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
+ColorOpt = Annotated[
+    ColorMode,
+    typer.Option("--color", "--colour", envvar="LOGSLEUTH_COLOR",
+                 help="Colours: auto (on a terminal, unless NO_COLOR is set; FORCE_COLOR turns them on), always (also when piped), never."),
+]
+
+
+ConfigOpt = config.ConfigOpt
+NoConfigOpt = config.NoConfigOpt
+
+
+def set_view(display_tz: str | None = None, color: "ColorMode | str | None" = None) -> str:
+    """How this run shows things: the display zone and colours (render/clock.py, render/console.py).
+    Returns the display zone's name (zone-less --since/--until/--around are read in it)."""
+    from logsleuth.render import clock, console
+
+    console.set_color(color.value if isinstance(color, ColorMode) else color)
+    return clock.set_zone(display_tz)
 
 
 class EventsFormat(str, Enum):
@@ -121,6 +164,14 @@ def split_layout_pattern(item: str) -> tuple[str | None, str]:
     return item[:eq], item[eq + 1 :]
 
 
+# the ReadOptions of this run: the inputs they could not read make the exit code 2 at the end (app.main)
+RUN_OPTIONS: list = []
+
+
+def unread_inputs() -> list[str]:
+    return [msg for opts in RUN_OPTIONS for msg in opts.failed]
+
+
 def read_options(tz: list[str] | None, date: list[str] | None, layout: str | None, layout_pattern: list[str] | None):
     """CLI strings -> ReadOptions (validated; errors are one line, exit 2)."""
     import datetime as dt
@@ -130,6 +181,7 @@ def read_options(tz: list[str] | None, date: list[str] | None, layout: str | Non
     from logsleuth.ingest.timeparse import check_zone
 
     opts = ReadOptions()
+    RUN_OPTIONS.append(opts)
     for item in tz or []:
         if "=" in item:
             pattern, zone = item.rsplit("=", 1)

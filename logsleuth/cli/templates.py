@@ -8,13 +8,13 @@ from typing import Annotated, Optional
 import typer
 
 from logsleuth.cli.options import (
-    DateOpt, InspectFormat, LayoutOpt, LayoutPatternOpt, Paths, PatternsOpt, SinceOpt, TzOpt, UntilOpt,
-    _incident_window, read_options,
+    ColorMode, ColorOpt, ConfigOpt, DateOpt, DisplayTzOpt, InspectFormat, LayoutOpt, LayoutPatternOpt, NoConfigOpt, Paths,
+    PatternsOpt, SinceOpt, TzOpt, UntilOpt, _incident_window, read_options, set_view,
 )
 
 def templates(
     paths: Paths,
-    around: Annotated[Optional[str], typer.Option("--around", help="The incident's time (default: where the worst finding starts).")] = None,
+    around: Annotated[Optional[str], typer.Option("--around", metavar="TIME", help="The incident's time, in the forms of --since (default: where the worst finding starts).")] = None,
     window: Annotated[str, typer.Option("--window", help="With --around: the incident window after that time.")] = "30m",
     top: Annotated[int, typer.Option("--top", help="How many templates to list.")] = 15,
     format: Annotated[InspectFormat, typer.Option("--format", "-f", help="table, or json for scripts.")] = InspectFormat.table,
@@ -25,6 +25,10 @@ def templates(
     date: DateOpt = None,
     layout: LayoutOpt = None,
     layout_pattern: LayoutPatternOpt = None,
+    display_tz: DisplayTzOpt = None,
+    color: ColorOpt = ColorMode.auto,
+    config: ConfigOpt = None,
+    no_config: NoConfigOpt = False,
 ) -> None:
     """What else changed: messages no pack recognises, as templates, ranked by how their rate in the incident window differs from before. Exit 0 if some changed, 1 if none."""
     import json as _json
@@ -36,8 +40,8 @@ def templates(
     from logsleuth.render.console import stdout_console
     from logsleuth.render.templates import table
 
+    zone = set_view(display_tz, color)
     opts = read_options(tz, date, layout, layout_pattern)
-    zone = opts.tz or opts.zone_for("")[0]
     flt = ev.EventFilter(since_text=since, until_text=until, zone=zone)
     result = run(paths, opts, load_packs(patterns), flt, templates=True, window=_incident_window(around, window, zone))
     if result.window is not None and top != 10:

@@ -1,4 +1,4 @@
-"""``logsleuth timeline``: all inputs' events on one UTC axis."""
+"""``logsleuth timeline``: all inputs' events on one time axis (shown in the display zone)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Annotated, Optional
 import typer
 
 from logsleuth.cli.options import (
-    DateOpt, LayoutOpt, LayoutPatternOpt, Paths, PatternsOpt, SinceOpt, SkewMode, SkewOpt, TimelineFormat, TzOpt,
-    UntilOpt, read_options,
+    ColorMode, ColorOpt, ConfigOpt, DateOpt, DisplayTzOpt, LayoutOpt, LayoutPatternOpt, NoConfigOpt, Paths, PatternsOpt,
+    SinceOpt, SkewMode, SkewOpt, TimelineFormat, TzOpt, UntilOpt, read_options, set_view,
 )
 from logsleuth.errors import LogsleuthError
 
@@ -18,11 +18,11 @@ def timeline(
     paths: Paths,
     format: Annotated[
         Optional[TimelineFormat],
-        typer.Option("--format", "-f", help="terminal (default on a terminal): sparklines and cause markers; lines (default when piped): 'ISO-time path:line:text'; ndjson; csv; parquet (needs -o)."),
+        typer.Option("--format", "-f", help="terminal (default on a terminal): sparklines and cause markers; lines (default when piped): 'ISO-time path:line:text' (the time in the display zone with its offset); ndjson; csv; parquet (needs -o)."),
     ] = None,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file (required for parquet).")] = None,
     chart: Annotated[Optional[Path], typer.Option("--chart", help="Also write the swimlane chart (findings' subjects, causes, rates) to this SVG file.")] = None,
-    around: Annotated[Optional[str], typer.Option("--around", help="Zoom in: a time (absolute or relative, like --since).")] = None,
+    around: Annotated[Optional[str], typer.Option("--around", metavar="TIME", help="Zoom in: a time (absolute or relative, like --since).")] = None,
     window: Annotated[str, typer.Option("--window", help="With --around: how far either side (e.g. 5m, 30s, 2h).")] = "5m",
     event: Annotated[Optional[list[str]], typer.Option("--event", "-e", help="Only these events (names or globs).")] = None,
     system: Annotated[Optional[list[str]], typer.Option("--system", "-s", help="Only these systems or packs.")] = None,
@@ -35,8 +35,12 @@ def timeline(
     layout: LayoutOpt = None,
     layout_pattern: LayoutPatternOpt = None,
     no_pager: Annotated[bool, typer.Option("--no-pager", help="On a terminal, do not page long output.")] = False,
+    display_tz: DisplayTzOpt = None,
+    color: ColorOpt = ColorMode.auto,
+    config: ConfigOpt = None,
+    no_config: NoConfigOpt = False,
 ) -> None:
-    """All inputs' events on one UTC axis (client clocks corrected for skew), with causes marked."""
+    """All inputs' events on one time axis (client clocks corrected for skew), with causes marked."""
     from logsleuth.recognise import events as ev
     from logsleuth.timeline import histogram as tl
     import polars as pl
@@ -50,11 +54,13 @@ def timeline(
     from logsleuth.timeline.histogram import parse_duration
     from logsleuth.ingest.timeparse import parse_when
 
+    zone = set_view(display_tz, color)
     opts = read_options(tz, date, layout, layout_pattern)
     packs = load_packs(patterns)
-    zone = opts.tz or opts.zone_for("")[0]
     flt = ev.EventFilter(since_text=since, until_text=until, zone=zone, events=event or [], systems=system or [])
-    fmt = format or (TimelineFormat.terminal if is_terminal() and output is None else TimelineFormat.lines)
+    from logsleuth.render.console import colors_forced
+
+    fmt = format or (TimelineFormat.terminal if (is_terminal() or colors_forced()) and output is None else TimelineFormat.lines)
     findings = []
     if fmt == TimelineFormat.terminal or chart is not None:
         # the findings too: their cause events are never dropped, their periods are marked
@@ -105,7 +111,9 @@ def timeline(
     elif output is not None:
         raise LogsleuthError("-o is for --format parquet; redirect the other formats")
     elif fmt == TimelineFormat.terminal:
-        view.terminal(events, notes, findings, pager=not no_pager)
+        from logsleuth.render.clock import localised_findings
+
+        view.terminal(events, notes, localised_findings(findings), pager=not no_pager)
     elif fmt == TimelineFormat.ndjson:
         evview.ndjson(events, packs)
     elif fmt == TimelineFormat.csv:

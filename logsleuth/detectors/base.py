@@ -81,7 +81,7 @@ class Context:
             reps = {r.name: r for r in self.inputs}
             frames = []
             for name in files:
-                if name == "-":
+                if name == "<stdin>":
                     raise ValueError("records() cannot re-read stdin")
                 rep = reps.get(name)
                 where = Path(name) if Path(name).exists() or rep is None or not rep.location else Path(rep.location)

@@ -26,6 +26,7 @@ class ReadOptions:
     layout_rules: list[tuple[str, Layout]] = field(default_factory=list)  # --layout-pattern GLOB=PATTERN, first match wins
     chunk_bytes: int = CHUNK_BYTES
     progress: Callable[[str, int, int | None], None] | None = None  # (input, bytes read, total) after each chunk
+    failed: list[str] = field(default_factory=list)  # named inputs that could not be read (said on stderr; exit 2 at the end)
 
     def zone_for(self, name: str) -> tuple[str, str]:
         rule = _rule_for(self.tz_rules, name)
@@ -81,6 +82,7 @@ class InputReport:
     skipped_lines: int = 0
     stamps_from_envelope: bool = False  # every record's time is the envelope's stamp, not the text's
     skipped_input: str | None = None  # why the input was skipped (a binary file found in a directory)
+    unread: bool = False  # a named input that could not be read (missing, unreadable, not text): skipped_input says why
     events: int | None = None  # filled in by the matcher (None: not matched, e.g. inspect)
     unmatched_records: int | None = None  # records no pattern recognised (None: not matched)
     coverage: pl.DataFrame | None = None  # {ts, level, n}: earliest/latest record per minute and level (coverage.edges)
@@ -100,6 +102,7 @@ def input_json(rep: InputReport) -> dict:
     return {
         "path": rep.name,
         "skipped": rep.skipped_input,
+        "unread": rep.unread,
         "compression": s.compression,
         "encoding": s.encoding,
         "replaced_bytes": s.replaced_bytes,

@@ -440,20 +440,24 @@ def iter_read(
     process: Process | None = None,
 ) -> Iterator[tuple[InputReport, pl.DataFrame]]:
     """Every input in order, one at a time (so a caller can reduce each before the next is read).
-    A binary file found while walking a directory is skipped and reported; a binary file named
-    directly is an error; inputs that are all binary are an error."""
+    A binary or unreadable file found while walking a directory is skipped and reported. One named
+    input that cannot be read is an error; among several, it is said on stderr (one line), listed
+    as unread and added to ``opts.failed``, and the others are read (as grep and rg do: the caller
+    exits 2 at the end). Inputs none of which could be read are an error."""
     from logsleuth.errors import LogsleuthError
-    from logsleuth.ingest.sources import NotALog, expand
+    from logsleuth.ingest.sources import expand
 
-    sources = expand(paths)
+    sources = expand(paths, carry_on=len(paths) > 1)
     skipped = 0
-    _warn_unmatched_globs(opts, [s.name for s in sources])
+    _warn_unmatched_globs(opts, [s.name for s in sources if s.error is None])
 
     def one(src: Source) -> tuple[InputReport, pl.DataFrame, BaseException | None]:
         try:
+            if src.error is not None:
+                raise LogsleuthError(src.error)
             recs, rep = read_source(src, opts, select, reduce, process)
             return rep, recs, None
-        except NotALog as e:
+        except LogsleuthError as e:  # this input only (not there, unreadable, not text, damaged)
             return InputReport(src.name, ReadStats()), (_nothing_processed(process) if process else _empty_records()), e
 
     # two inputs at a time (Polars releases the GIL, so one input's Python steps overlap the other's
@@ -462,11 +466,19 @@ def iter_read(
     results = _in_order(one, sources, 2 if len(sources) > 1 and not any(x.is_stdin for x in sources) else 1)
     for src, (rep, recs, err) in zip(sources, results):
         if err is not None:
-            if not src.from_directory:
+            if len(sources) == 1 and not src.from_directory:
                 raise err
-            rep.skipped_input = str(err).split(": ", 1)[-1]
+            rep.skipped_input = str(err).split(": ", 1)[-1] if str(err).startswith(src.name + ": ") else str(err)
             skipped += 1
+            if not src.from_directory:
+                from logsleuth.safe import visible
+
+                rep.unread = True
+                opts.failed.append(str(err))
+                print(f"logsleuth: error: {visible(str(err))}", file=sys.stderr)
         yield rep, recs
+    if sources and len(opts.failed) == len(sources) > 1:
+        raise LogsleuthError(f"none of the {len(sources)} inputs could be read")
     if sources and skipped == len(sources):
         raise LogsleuthError(f"{', '.join(paths)}: no text logs found (every file was binary or unreadable)")
 

@@ -68,7 +68,7 @@ def group(names: list[str]) -> dict[str, list[str]]:
     suffix, else the newest. Names that are no segment of another input are left out."""
     by_base: dict[str, list[Segment]] = {}
     for name in dict.fromkeys(names):
-        if name == "-":
+        if name in ("-", "<stdin>"):  # standard input is no segment
             continue
         seg = parse(name)
         by_base.setdefault(seg.base, []).append(seg)

@@ -51,6 +51,9 @@ _python_handles_sigint()
 CHUNK_BYTES = int(os.environ.get("LOGSLEUTH_CHUNK_BYTES", 8 * 1024 * 1024))  # env: tests provoke chunk seams
 _READ_BLOCK = 1024 * 1024
 
+STDIN = "<stdin>"  # the name standard input goes by (titles, path:line, JSON), as grep's "(standard input)"
+
+
 class NotALog(LogsleuthError):
     """The input is readable but is not text (an image, an executable, ...)."""
 
@@ -63,10 +66,11 @@ class Unreadable(NotALog):
 class Source:
     """One input as the user named it."""
 
-    name: str  # what the user sees: the path as given (or found under a directory), or "-"
+    name: str  # what the user sees: the path as given (or found under a directory), or STDIN
     path: Path | None  # None for stdin or in-memory text
     from_directory: bool = False  # found by walking a directory (a binary file is skipped, not fatal)
     data: bytes | None = None  # in-memory input (pack samples, tests)
+    error: str | None = None  # a named input that is not there (expand(..., carry_on=True)): why
 
     @property
     def is_stdin(self) -> bool:
@@ -78,46 +82,60 @@ class Source:
 _GLOB_CHARS = set("*?[")
 
 
-def expand(paths: list[str]) -> list[Source]:
-    """Files, directories (recursive, sorted), globs and ``-`` -> sources, in the order given."""
+def expand(paths: list[str], carry_on: bool = False) -> list[Source]:
+    """Files, directories (recursive, sorted), globs and ``-`` -> sources, in the order given.
+    ``carry_on``: a path that names nothing to read is a Source with its ``error`` (the caller
+    says so and reads the rest, as grep and rg do) instead of an exception."""
     if not paths:
         raise LogsleuthError("no input given (name files, directories, globs, or - for stdin)")
     out: list[Source] = []
     seen: set[str] = set()
 
     def add(src: Source) -> None:
-        key = "-" if src.path is None else str(src.path.resolve())
+        key = STDIN if src.path is None else str(src.path.resolve())
         if key not in seen:
             seen.add(key)
             out.append(src)
 
     for given in paths:
-        if given == "-":
-            add(Source("-", None))
+        if not carry_on:
+            _expand_one(given, add)
             continue
-        p = Path(given)
-        if p.is_dir():
-            found = _walk(p)
-            if not found:
-                raise LogsleuthError(f"{given}: directory contains no files")
-            for f in found:
-                add(Source(str(f), f, from_directory=True))
-        elif p.exists() or os.path.lexists(given):
-            if not p.exists():
-                raise LogsleuthError(f"{given}: broken symbolic link")
-            add(Source(given, p))
-        elif _GLOB_CHARS & set(given):
-            matches = sorted(glob.glob(given, recursive=True))
-            files = [Path(m) for m in matches if Path(m).is_file()]
-            for d in (Path(m) for m in matches if Path(m).is_dir()):
-                files.extend(_walk(d))
-            if not files:
-                raise LogsleuthError(f"{given}: no files match")
-            for f in files:
-                add(Source(str(f), f))
-        else:
-            raise LogsleuthError(f"{given}: no such file or directory")
+        try:
+            _expand_one(given, add)
+        except LogsleuthError as e:
+            if given not in seen:
+                seen.add(given)
+                out.append(Source(given, Path(given), error=str(e)))
     return out
+
+
+def _expand_one(given: str, add) -> None:
+    if given == "-":
+        add(Source(STDIN, None))
+        return
+    p = Path(given)
+    if p.is_dir():
+        found = _walk(p)
+        if not found:
+            raise LogsleuthError(f"{given}: directory contains no files")
+        for f in found:
+            add(Source(str(f), f, from_directory=True))
+    elif p.exists() or os.path.lexists(given):
+        if not p.exists():
+            raise LogsleuthError(f"{given}: broken symbolic link")
+        add(Source(given, p))
+    elif _GLOB_CHARS & set(given):
+        matches = sorted(glob.glob(given, recursive=True))
+        files = [Path(m) for m in matches if Path(m).is_file()]
+        for d in (Path(m) for m in matches if Path(m).is_dir()):
+            files.extend(_walk(d))
+        if not files:
+            raise LogsleuthError(f"{given}: no files match")
+        for f in files:
+            add(Source(str(f), f))
+    else:
+        raise LogsleuthError(f"{given}: no such file or directory")
 
 
 # files found by walking a directory that are not logs by their name (code, docs, configuration,

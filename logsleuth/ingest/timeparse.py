@@ -357,16 +357,73 @@ _RELATIVE = re.compile(
     re.I,
 )
 _UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
+_NOW = re.compile(r"^\s*now\s*(?:(?P<sign>[+-])\s*(?P<rest>.+?))?\s*$", re.I)
+_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+_DAY = re.compile(
+    r"^\s*(?P<day>today|yesterday|" + "|".join(f"{d[:3]}(?:{d[3:]})?" for d in _WEEKDAYS) + r")\b\s*(?P<time>.*?)\s*$", re.I
+)
 
 
-def parse_when(text: str, zone: str, first: dt.datetime | None, last: dt.datetime | None) -> dt.datetime:
-    """``--since``/``--until``: an absolute time (dateutil; zone-less means ``zone``) or a relative
+def _wall_clock(text: str, zone: str, now: dt.datetime | None) -> dt.datetime | None:
+    """``now``, ``now-2h`` (counted from the wall clock, not from the logs), ``today``,
+    ``yesterday`` and weekday names (the last such day, today included), each at midnight in
+    ``zone`` or at a time given after it ('yesterday 22:00'); None for any other text."""
+    import zoneinfo
+
+    m = _NOW.match(text)
+    day_m = None if m else _DAY.match(text)
+    if m is None and day_m is None:
+        return None
+    tz = zoneinfo.ZoneInfo(zone)
+    now = (now or dt.datetime.now(dt.timezone.utc)).astimezone(tz)
+    if m:
+        if not m.group("sign"):
+            return now.astimezone(dt.timezone.utc)
+        rel = _RELATIVE.match(m.group("rest"))
+        if rel is None or rel.group("sign") or rel.group("ago"):
+            raise LogsleuthError(f"cannot read the time {text!r} (use e.g. 'now-2h', 'now - 30m')")
+        unit = rel.group("unit").lower()
+        delta = dt.timedelta(seconds=float(rel.group("n")) * _UNIT_SECONDS["ms" if unit == "ms" else unit[0]])
+        return (now - delta if m.group("sign") == "-" else now + delta).astimezone(dt.timezone.utc)
+    m = day_m
+    word = m.group("day").lower()
+    if word == "today":
+        day = now.date()
+    elif word == "yesterday":
+        day = now.date() - dt.timedelta(days=1)
+    else:
+        want = next(i for i, d in enumerate(_WEEKDAYS) if d.startswith(word[:3]))
+        day = now.date() - dt.timedelta(days=(now.weekday() - want) % 7)
+    at = dt.time(0, 0)
+    if m.group("time"):
+        from dateutil import parser as dparser
+
+        try:
+            t = dparser.parse(m.group("time"), default=dt.datetime(1900, 1, 1))
+        except (ValueError, OverflowError):
+            raise LogsleuthError(f"cannot read the time {text!r} (use e.g. 'yesterday 22:00', 'monday 09:30')") from None
+        if t.date() != dt.date(1900, 1, 1) or t.tzinfo is not None:
+            raise LogsleuthError(f"cannot read the time {text!r}: after '{m.group('day')}' give a time of day only")
+        at = t.time()
+    return dt.datetime.combine(day, at, tzinfo=tz).astimezone(dt.timezone.utc)
+
+
+def parse_when(text: str, zone: str, first: dt.datetime | None, last: dt.datetime | None, now: dt.datetime | None = None) -> dt.datetime:
+    """``--since``/``--until``: an absolute time (dateutil; zone-less means ``zone``), a relative
     phrase: ``-2h`` / ``2h ago`` counts back from the *last* timestamp in the inputs, ``+10m`` counts
-    forward from the first."""
+    forward from the first; or the wall clock: ``now``, ``now-2h``, ``today``, ``yesterday``,
+    ``monday`` (see :func:`_wall_clock`)."""
     import zoneinfo
 
     from dateutil import parser as dparser
 
+    if not _RELATIVE.match(text):
+        try:
+            wall = _wall_clock(text, zone, now)
+        except (ValueError, OverflowError):
+            raise LogsleuthError(f"{text!r}: out of range (the result is not a date)") from None
+        if wall is not None:
+            return wall
     m = _RELATIVE.match(text)
     if m:
         unit = m.group("unit").lower()

@@ -41,7 +41,7 @@ def write(result: EventSet, out: Path) -> int:
         doc = {"format": FORMAT, "tool": "logsleuth", "version": __version__, "inputs": [input_json(r) for r in result.inputs]}
         # absolute paths, so that analyze --events DIR run from another directory can read a log
         # again when a detector needs its lines (Context.records)
-        doc["locations"] = {r.name: str(Path(r.name).resolve()) for r in result.inputs if r.name != "-"}
+        doc["locations"] = {r.name: str(Path(r.name).resolve()) for r in result.inputs if r.name != "<stdin>"}
         (out / "inputs.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
     except OSError as e:
         raise LogsleuthError(f"{out}: cannot write ({e.strerror or e})") from None

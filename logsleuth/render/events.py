@@ -12,11 +12,13 @@ import json
 import sys
 
 import polars as pl
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
 from logsleuth.recognise.packs import PackSet
-from logsleuth.render.console import is_terminal, stdout_console
+from logsleuth.render import clock
+from logsleuth.render.console import color_mode, is_terminal, stdout_console
 from logsleuth.safe import json_visible, one_line, visible
 from logsleuth.ingest.timeparse import iso_utc
 
@@ -117,12 +119,34 @@ def _write_lines(lines: pl.Series, safe_fn=None) -> None:
         write("\n".join(lines.to_list()) + "\n")
 
 
-def grep(events: pl.DataFrame) -> None:
-    safe = visible if is_terminal() else None  # a log line must not repaint the analyst's terminal; a pipe gets it as it was
+def grep(events: pl.DataFrame, with_event: bool = False) -> None:
+    """``path:line:text`` (``with_event``: ``path:line:event:text``); the path, line and event
+    coloured as rg does when colours are on (a terminal, or --color always)."""
+    terminal = is_terminal()  # a log line must not repaint the analyst's terminal; a pipe gets it as it was
+    color = color_mode() == "always" or (terminal and color_mode() == "auto")
+    p, n, e, z = ("\x1b[35m", "\x1b[32m", "\x1b[33m", "\x1b[0m") if color else ("", "", "", "")
+    path, raw = pl.col("path").cast(pl.String), pl.col("raw").fill_null("")
+    if terminal:  # each field made visible, so that the colours stay codes
+        path, raw = path.map_elements(visible, return_dtype=pl.String), raw.map_elements(visible, return_dtype=pl.String)
+    parts = [pl.lit(p), path, pl.lit(z + ":" + n), pl.col("line").cast(pl.String), pl.lit(z + ":")]
+    if with_event:
+        parts += [pl.lit(e), pl.col("event").cast(pl.String), pl.lit(z + ":")]
     for start in range(0, events.height, SLICE):
-        part = events.slice(start, SLICE)
-        lines = part.select(pl.concat_str([pl.col("path").cast(pl.String), pl.lit(":"), pl.col("line").cast(pl.String), pl.lit(":"), pl.col("raw").fill_null("")]))
-        _write_lines(lines.to_series(), safe)
+        _write_lines(events.slice(start, SLICE).select(pl.concat_str([*parts, raw])).to_series())
+
+
+def counts(events: pl.DataFrame) -> None:
+    """``system:event:N`` per event kind, most first (``events --count``, like ``rg -c``)."""
+    if events.height == 0:
+        return
+    per = events.group_by("system", "event").len().sort(["len", "system", "event"], descending=[True, False, False])
+    sys.stdout.write("".join(f"{s}:{e}:{n}\n" for s, e, n in per.iter_rows()))
+
+
+def names(paths: list[str]) -> None:
+    """One input per line (``events --files-with-events``, like ``rg -l``)."""
+    safe = is_terminal()
+    sys.stdout.write("".join((visible(x) if safe else x) + "\n" for x in paths))
 
 
 def ndjson(events: pl.DataFrame, packs: PackSet) -> None:
@@ -150,19 +174,19 @@ def table(events: pl.DataFrame, packs: PackSet, limit: int | None = None) -> Non
     if con.width < 150:
         return _list(con, events, packs, limit)
     t = Table(show_lines=False, box=None, pad_edge=False, header_style="bold", expand=False)
-    t.add_column("time (UTC)", no_wrap=True, min_width=23)
+    t.add_column(f"time ({clock.zone_name()})", no_wrap=True, min_width=23)
     t.add_column("where", overflow="fold", ratio=2)
     t.add_column("event", overflow="fold", min_width=18, ratio=1)
     t.add_column("fields / message", overflow="fold", ratio=4)
     shown = events if limit is None else events.head(limit)
     for row in shown.iter_rows(named=True):
-        ts = iso_utc(row["ts"]) or "-"
+        ts = clock.when(row["ts"], ms=True, zone=False, missing="-")
         detail = Text(" ".join(f"{k}={visible(str(v))}" for k, v in fields_of(row, packs).items()))
         msg = one_line(row["msg"], 200)
         if msg:
             detail.append(("\n" if detail.plain else "") + msg, style="dim")
         t.add_row(
-            Text(ts[:23].replace("T", " ")),
+            Text(ts),
             Text(visible(f"{row['path']}:{row['line']}")),
             Text(f"{row['system']}:{row['event']}", style=_style(row["severity"])),
             detail,
@@ -176,14 +200,18 @@ def _list(con, events: pl.DataFrame, packs: PackSet, limit: int | None) -> None:
     """Narrow terminals: each event as a head line (time, event, path:line) and indented details."""
     shown = events if limit is None else events.head(limit)
     for row in shown.iter_rows(named=True):
-        head = Text((iso_utc(row["ts"]) or "-")[:23].replace("T", " ") + "  ")
+        head = Text(clock.when(row["ts"], ms=True, missing="-") + "  ")
         head.append(f"{row['system']}:{row['event']}", style=_style(row["severity"]))
-        head.append("  " + visible(f"{row['path']}:{row['line']}"), style="magenta")
-        con.print(head)
+        where = Text(visible(f"{row['path']}:{row['line']}"), style="magenta")
+        if head.cell_len + 2 + where.cell_len <= con.width:
+            con.print(head + Text("  ") + where)
+        else:  # the path on a line of its own rather than cut by the wrap
+            con.print(head)
+            con.print(Padding(where, (0, 0, 0, 2)))
         fields = " ".join(f"{k}={visible(str(v))}" for k, v in fields_of(row, packs).items())
         if fields:
-            con.print(Text("    " + fields))
-        con.print(Text("    " + one_line(row["msg"], 300), style="dim"))
+            con.print(Padding(Text(fields), (0, 0, 0, 4)))
+        con.print(Padding(Text(one_line(row["msg"], 300), style="dim"), (0, 0, 0, 4)))
     if limit is not None and events.height > limit:
         con.print(Text(f"… {events.height - limit:,} more events (use --format ndjson or grep for all)"))
 

@@ -14,7 +14,7 @@ from logsleuth import __version__
 from logsleuth.detectors.finding import SEVERITIES
 from logsleuth.findings import Analysis
 from logsleuth.ingest import rotation
-from logsleuth.ingest.timeparse import iso_utc
+from logsleuth.render import clock
 from logsleuth.safe import visible
 
 SKEW_WARN_S = 1.0  # a clock off by more than this is worth a warning, corrected or not
@@ -22,8 +22,8 @@ ROUTINE_INGEST = ("UTF-8 byte-order mark removed",)
 
 
 def _t(t: dt.datetime | None) -> str:
-    s = iso_utc(t)
-    return s.replace("T", " ").replace("Z", " UTC") if s else "n/a"
+    """A time as every human report shows it, in the display zone (render/clock.py)."""
+    return clock.when(t, ms=True)
 
 
 def _cell(v) -> str:
@@ -51,7 +51,7 @@ def input_rows(a: Analysis, short=visible) -> list[list[str]]:
     out = []
     for r in a.inputs:
         if r.skipped_input:
-            out.append([short(r.name), "skipped: " + visible(r.skipped_input), "", "", "", "", ""])
+            out.append([short(r.name), ("unread: " if r.unread else "skipped: ") + visible(r.skipped_input), "", "", "", "", ""])
             continue
         out.append([
             short(r.name),
@@ -107,7 +107,8 @@ def reading_notes(a: Analysis, short=visible) -> Notes:
     for r in a.inputs:
         name = short(r.name)
         if r.skipped_input:
-            out.warnings.append((f"{name}: skipped ({visible(r.skipped_input)})", f"{name}: skipped: {visible(r.skipped_input)}"))
+            what = "unread" if r.unread else "skipped"
+            out.warnings.append((f"{name}: {what} ({visible(r.skipped_input)})", f"{name}: {what}: {visible(r.skipped_input)}"))
         for n in r.stats.notes:
             full = f"{name}: {visible(n)}"
             if n in ROUTINE_INGEST:

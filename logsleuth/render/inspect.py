@@ -12,7 +12,7 @@ from logsleuth import __version__
 from logsleuth.ingest.inputs import InputReport, input_json
 from logsleuth.render.console import stdout_console
 from logsleuth.safe import visible
-from logsleuth.ingest.timeparse import iso_utc
+from logsleuth.render import clock
 
 
 def json_out(reports: list[InputReport]) -> None:
@@ -23,7 +23,8 @@ def json_out(reports: list[InputReport]) -> None:
 def table(reports: list[InputReport]) -> None:
     con = stdout_console()
     for rep in reports:
-        t = Table(title=Text(visible(rep.name)), show_header=False, title_justify="left", box=None, pad_edge=False)
+        con.print(Text(visible(rep.name), style="bold"), overflow="fold")  # the name whole (a table title wraps to the table)
+        t = Table(show_header=False, box=None, pad_edge=False)
         t.add_column("what", style="bold")
         t.add_column("value")
         for k, v in rows(rep):
@@ -35,7 +36,7 @@ def table(reports: list[InputReport]) -> None:
 def rows(rep: InputReport) -> list[tuple[str, str]]:
     s = rep.stats
     if rep.skipped_input:
-        return [("skipped", rep.skipped_input)]
+        return [("unread" if rep.unread else "skipped", visible(rep.skipped_input))]
     enc = _encoding(s)
     layout = rep.layout + (" (forced)" if rep.layout_forced else f" ({rep.layout_rate:.0%} of sampled lines)")
     runner = f"{rep.runner_up} ({rep.runner_up_rate:.0%})" if rep.runner_up else "none"
@@ -76,8 +77,9 @@ def _encoding(s) -> str:
 def _when(t, stamp, from_envelope: bool = False) -> str:
     if t is None:
         return "n/a"
+    shown = clock.when(t, ms=True)
     if not stamp:
-        return f"{iso_utc(t)}  (from the envelope's timestamp)"
+        return f"{shown}  (from the envelope's timestamp)"
     if from_envelope:
-        return f"{iso_utc(t)}  (from the envelope's timestamp; the text says {visible(stamp)})"
-    return f"{iso_utc(t)}  (as written: {visible(stamp)})"
+        return f"{shown}  (from the envelope's timestamp; the text says {visible(stamp)})"
+    return f"{shown}  (as written: {visible(stamp)})"

@@ -1,5 +1,5 @@
 """Long terminal output through a pager, as git does: only when stdout is a terminal and the text is
-longer than the screen; ``$LOGSLEUTH_PAGER``, else ``$PAGER``, else ``less``, with ``LESS=FRX``
+longer than the screen; ``$LOGSLEUTH_PAGER``, else the config file's ``pager``, else ``$PAGER``, else ``less``, with ``LESS=FRX``
 (quit at the end of one screen, keep colours, leave the text on the screen) unless ``LESS`` is
 set. ``LOGSLEUTH_PAGER=`` (empty) or ``cat`` turns it off, like ``--no-pager``."""
 
@@ -13,11 +13,15 @@ import subprocess
 import sys
 
 
+CONFIGURED: str | None = None  # the config file's ``pager`` ("" for none): after LOGSLEUTH_PAGER, before PAGER
+
+
 def command() -> str | None:
     """The pager to run, or None for none."""
-    for var in ("LOGSLEUTH_PAGER", "PAGER"):
-        if var in os.environ:
-            cmd = os.environ[var].strip()
+    for var in ("LOGSLEUTH_PAGER", "config", "PAGER"):
+        value = CONFIGURED if var == "config" else os.environ.get(var)
+        if value is not None:
+            cmd = value.strip()
             return None if cmd in ("", "cat") else cmd
     return "less" if shutil.which("less") else None
 

@@ -31,7 +31,7 @@ class Shortener:
 def common_dir(names: list[str]) -> str:
     """The directory prefix (ending in '/') all names share, '' when there is none (one of them has
     no directory, or they share nothing)."""
-    if not names or any("/" not in n or n == "-" for n in names):
+    if not names or any("/" not in n or n == "<stdin>" for n in names):
         return ""
     first, last = min(names), max(names)
     i = 0

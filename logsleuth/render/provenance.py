@@ -50,7 +50,7 @@ def sha256(path: Path) -> str:
 def of(a: Analysis) -> Provenance:
     files = []
     for r in a.inputs:
-        if r.name == "-":
+        if r.name == "<stdin>":
             files.append(InputFile(r.name, None, None, "standard input: not kept"))
             continue
         where = Path(r.name) if Path(r.name).exists() or not r.location else Path(r.location)
@@ -59,7 +59,9 @@ def of(a: Analysis) -> Provenance:
             files.append(InputFile(r.name, size, sha256(where)))
         except OSError as e:
             files.append(InputFile(r.name, None, None, f"not readable from here ({e.strerror or e})"))
-    now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    from logsleuth.render import clock
+
+    now = clock.when(dt.datetime.now(dt.timezone.utc), seconds=False)
     return Provenance(command_line(), __version__, now, files)
 
 

@@ -10,7 +10,6 @@ through logsleuth/safe.py; paths lose the directory all inputs share (render/pat
 
 from __future__ import annotations
 
-import datetime as dt
 import io
 from dataclasses import dataclass
 
@@ -21,6 +20,7 @@ from rich.text import Text
 from logsleuth import __version__
 from logsleuth.detectors.finding import SEVERITY_RANK, Finding
 from logsleuth.findings import Analysis
+from logsleuth.render import clock
 from logsleuth.render import subjects as subj
 from logsleuth.render.facts import (  # noqa: F401  (the helpers the other reports share)
     _cell, _t, clock_notes, closing, coverage_notes, headline, input_rows, notes, reading_notes, severity_counts,
@@ -48,7 +48,7 @@ class View:
     elapsed: float | None = None
 
     def __post_init__(self) -> None:
-        names = [r.name for r in self.a.inputs]
+        names = [r.name for r in self.a.inputs if not r.unread]  # an unread path is named in full
         for segs in self.a.logs.values():
             names += list(segs)
         self.short = Shortener(names)
@@ -303,7 +303,7 @@ class View:
     def inputs(self) -> list:
         out: list = [self.rule(Text("inputs", style="bold"))]
         t = Table(box=None, pad_edge=False, header_style="bold dim", padding=(0, 2, 0, 0))
-        for c in ("log", "layout", "lines", "events", "UTC"):
+        for c in ("log", "layout", "lines", "events", clock.abbr(self.a.span[0])):
             t.add_column(c, overflow="fold", justify="right" if c in ("lines", "events") else "left")
         if self.verbose:
             t.add_column("zone", overflow="fold")
@@ -371,11 +371,11 @@ def now_text(action: str) -> str:
 
 
 def _clock(first, last) -> str:
-    """'22:00–01:29' (a day's times; the headline has the dates)."""
+    """'22:00–01:29' (a day's times in the display zone; the headline has the dates)."""
     if first is None:
         return "no times"
-    a = first.astimezone(dt.timezone.utc).strftime("%H:%M")
-    return a if last is None else f"{a}–{last.astimezone(dt.timezone.utc).strftime('%H:%M')}"
+    a = clock.clock(first, seconds=False)
+    return a if last is None else f"{a}–{clock.clock(last, seconds=False)}"
 
 
 # ----------------------------------------------------------------------------- entry points

@@ -29,7 +29,9 @@ def cell(key: str, v, short=lambda s: s) -> str:
     if v is None:
         return ""
     if isinstance(v, dt.datetime):
-        return v.astimezone(dt.timezone.utc).strftime("%H:%M:%S")
+        from logsleuth.render import clock
+
+        return clock.clock(v)
     if isinstance(v, bool):
         return "yes" if v else "no"
     if key in _SECONDS and isinstance(v, (int, float)):

@@ -10,6 +10,7 @@ import re
 from html import escape
 
 from logsleuth.detectors.base import fmt_duration
+from logsleuth.render import clock
 from logsleuth.render.chart import CAUSES, SEV_COLOR, Chart, Marker
 from logsleuth.safe import visible
 
@@ -49,7 +50,8 @@ class _Scale:
 def _ticks(t0: dt.datetime, t1: dt.datetime) -> tuple[list[dt.datetime], int]:
     span = (t1 - t0).total_seconds()
     step = next((s for s in STEPS if span / s <= 8), STEPS[-1])
-    first = dt.datetime.fromtimestamp((int(t0.timestamp()) // step + 1) * step, tz=dt.timezone.utc)
+    off = int(clock.local(t0).utcoffset().total_seconds())  # ticks on round times of the display zone
+    first = dt.datetime.fromtimestamp((int(t0.timestamp() + off) // step + 1) * step - off, tz=dt.timezone.utc)
     out = []
     t = first
     while t <= t1 and len(out) < 20:
@@ -59,7 +61,7 @@ def _ticks(t0: dt.datetime, t1: dt.datetime) -> tuple[list[dt.datetime], int]:
 
 
 def _clock(t: dt.datetime, step: float) -> str:
-    return t.strftime("%H:%M:%S" if step < 60 else "%H:%M")
+    return clock.clock(t, seconds=step < 60)
 
 
 def _shape(m: Marker, x: float, y: float, r: float = 5.5) -> str:
@@ -77,7 +79,7 @@ def _shape(m: Marker, x: float, y: float, r: float = 5.5) -> str:
 
 
 def _when(t: dt.datetime, millis: bool = True) -> str:
-    s = t.strftime("%H:%M:%S")
+    s = clock.clock(t)
     return s + (f".{t.microsecond // 1000:03d}" if millis else "")
 
 
@@ -195,9 +197,9 @@ def draw(c: Chart, standalone: bool = False) -> str:
         tx = x(t)
         out.append(f'<line x1="{tx:.1f}" y1="{y}" x2="{tx:.1f}" y2="{y + 4}" stroke="#424242"/>')
         out.append(f'<text x="{tx:.1f}" y="{y + 15}" font-size="10" text-anchor="middle" fill="#333">{_clock(t, step)}</text>')
-        if t.date() != day:
-            day = t.date()
-            out.append(f'<text x="{tx:.1f}" y="{y + 26}" font-size="9" text-anchor="middle" fill="#777">{t:%Y-%m-%d}</text>')
+        if clock.local(t).date() != day:
+            day = clock.local(t).date()
+            out.append(f'<text x="{tx:.1f}" y="{y + 26}" font-size="9" text-anchor="middle" fill="#777">{day:%Y-%m-%d}</text>')
     out.append(f'<text x="8" y="{y + 15}" font-size="11" fill="#555">{esc(_span(w0, w1))}</text>')
     y += 34
 
@@ -266,15 +268,14 @@ def _lines(text: str, width: int) -> list[str]:
 
 
 def _brief(a: dt.datetime, b: dt.datetime) -> str:
-    if a.date() == b.date():
-        return f"{a:%Y-%m-%d %H:%M} → {b:%H:%M} UTC"
-    return f"{a:%m-%d %H:%M} → {b:%m-%d %H:%M} UTC"
+    la, lb = clock.local(a), clock.local(b)
+    if la.date() == lb.date():
+        return clock.span(a, b, seconds=False, duration=False)
+    return f"{la:%m-%d %H:%M} → {lb:%m-%d %H:%M} {clock.abbr(b)}"
 
 
 def _span(a: dt.datetime, b: dt.datetime) -> str:
-    if a.date() == b.date():
-        return f"{a:%Y-%m-%d %H:%M:%S} → {b:%H:%M:%S} UTC"
-    return f"{a:%Y-%m-%d %H:%M:%S} → {b:%Y-%m-%d %H:%M:%S} UTC"
+    return clock.span(a, b, duration=False) if a != b else clock.when(a)
 
 
 def render(a, standalone: bool = False) -> str | None:

@@ -1,5 +1,6 @@
 """``logsleuth timeline`` output: sparklines per event kind with cause markers on a terminal;
-``ISO-time path:line:text`` when piped; NDJSON, CSV or Parquet for further analysis."""
+``ISO-time path:line:text`` when piped (in the display zone, with its offset); NDJSON, CSV or
+Parquet (UTC) for further analysis."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from rich.text import Text
 from logsleuth.render.console import stdout_console
 from logsleuth.safe import one_line, visible
 from logsleuth.timeline.histogram import Histogram, bucket_label, histogram
-from logsleuth.ingest.timeparse import iso_utc
+from logsleuth.render import clock
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 
@@ -29,7 +30,7 @@ def axis(h: Histogram) -> str:
     step = max(12, 1)
     for i in range(0, h.n, step):
         t = h.start + dt.timedelta(seconds=i * h.bucket_s)
-        lab = t.strftime("%H:%M") if h.bucket_s < 86400 else t.strftime("%m-%d")
+        lab = clock.clock(t, seconds=False) if h.bucket_s < 86400 else clock.local(t).strftime("%m-%d")
         if i + len(lab) > h.n:  # a label that would be cut is left out
             break
         for j, ch in enumerate(lab):
@@ -85,7 +86,7 @@ def _draw(con, h: Histogram | None, events: pl.DataFrame, notes: list[str], find
         con.print(Text("no timestamped events"))
         return
     end = h.start + dt.timedelta(seconds=h.n * h.bucket_s)
-    con.print(Text(f"{events.height:,} events, {iso_utc(h.start)} → {iso_utc(end)}, one column = {bucket_label(h.bucket_s)}", style="bold"))
+    con.print(Text(f"{events.height:,} events, {clock.span(h.start, end, duration=False)}, one column = {bucket_label(h.bucket_s)}", style="bold"))
     if short.prefix:
         con.print(Text(f"in {visible(short.prefix)} (named below without it)", style="dim"))
     for n in notes:
@@ -125,7 +126,7 @@ def _draw(con, h: Histogram | None, events: pl.DataFrame, notes: list[str], find
         con.print()
         con.print(Text("causes marked ▲", style="bold"))
         for m in h.markers[:40]:
-            line = Text(f"  {iso_utc(m['ts'])}  {m['label']}")
+            line = Text(f"  {clock.when(m['ts'], ms=True)}  {m['label']}")
             if m["detail"]:
                 line.append(f" {visible(str(m['detail']))}")
             if m.get("count", 1) > 1:
@@ -142,7 +143,7 @@ def lines(events: pl.DataFrame) -> None:
     write = sys.stdout.write
     safe = is_terminal()  # like `events --format grep`: as it was when piped, visible on a terminal
     for ts, path, line, raw in events.select("ts", "path", "line", "raw").iter_rows():
-        text = f"{iso_utc(ts) or '-'} {path}:{line}:{raw}"
+        text = f"{clock.iso(ts) or '-'} {path}:{line}:{raw}"
         write((visible(text) if safe else text) + "\n")
 
 

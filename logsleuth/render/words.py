@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from logsleuth.detectors.base import fmt_duration, plural
+from logsleuth.detectors.base import plural
 
 # (lowest score, word): a finding's confidence in words, so that a CRITICAL at 0.48 does not read
 # like one at 0.98 (docs/reports.md)
@@ -24,17 +24,11 @@ def confidence_text(c: float) -> str:
 
 
 def span_text(first: dt.datetime | None, last: dt.datetime | None, seconds: bool = True) -> str:
-    """'2020-06-01 22:00:00 → 2020-06-02 01:29:59 UTC (3.5 h)': the second date is left out on the
-    same day."""
-    if first is None:
-        return "no timestamps"
-    fmt = "%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M"
-    a = first.astimezone(dt.timezone.utc)
-    if last is None or last == first:
-        return a.strftime(fmt) + " UTC"
-    b = last.astimezone(dt.timezone.utc)
-    bf = fmt.split(" ", 1)[1] if a.date() == b.date() else fmt
-    return f"{a.strftime(fmt)} → {b.strftime(bf)} UTC ({fmt_duration((b - a).total_seconds())})"
+    """'2020-06-01 22:00:00 → 2020-06-02 01:29:59 UTC (3.5 h)' in the display zone: the second date
+    is left out on the same day."""
+    from logsleuth.render import clock
+
+    return clock.span(first, last, seconds)
 
 
 def counts(n: int, one: str, many: str | None = None) -> str:

@@ -109,7 +109,7 @@ def _finding(ctx: Context, df: pl.DataFrame, inc: Incident) -> Finding:
         p0 = periods[0]
         root += (
             f" Then the partition's circuit breaker opened (three failed leader lookups in a row): sends failed at once with "
-            f"'circuit breaker is open' from {p0['from'].strftime('%H:%M:%S')} to {p0['to'].strftime('%H:%M:%S')} ({plural(p0['failed_sends'], 'send')})"
+            f"'circuit breaker is open' from {p0['from'].strftime('%H:%M:%S')} to {p0['to'].strftime('%H:%M:%S')} UTC ({plural(p0['failed_sends'], 'send')})"
             + (f", in {len(periods)} periods ({plural(len(breaker), 'send')} in all)" if len(periods) > 1 else "")
             + "."
         )

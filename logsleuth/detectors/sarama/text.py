@@ -239,7 +239,7 @@ def root_cause(inc: Incident, t: Timing, cmp: Comparison, aft: dict) -> str:
         p0 = periods[0]
         root += (
             f" The partition's circuit breaker then opened: sends failed at once with 'circuit breaker is open' from "
-            f"{p0['from'].strftime('%H:%M:%S')} to {p0['to'].strftime('%H:%M:%S')} ({p0['failed_sends']} sends)"
+            f"{p0['from'].strftime('%H:%M:%S')} to {p0['to'].strftime('%H:%M:%S')} UTC ({p0['failed_sends']} sends)"
             + (f", in {len(periods)} periods" if len(periods) > 1 else "")
             + "."
         )

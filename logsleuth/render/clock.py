@@ -1,0 +1,202 @@
+"""The display zone: every time a person reads (terminal and text reports, postmortems, the chart,
+the ``events``/``timeline``/``inspect``/``templates`` views) is shown in one zone and one format,
+``2020-06-02 01:05:12 CEST`` (ISO-like, the zone named by its abbreviation; with milliseconds where a
+line's own time is shown). The zone is ``--display-tz`` (default UTC); JSON, NDJSON, CSV and Parquet
+stay in UTC whatever it is, and nothing here changes what the detectors conclude: they reason in
+UTC, and their prose (which names times as ``fmt_time`` writes them, ``… UTC``) is rewritten for
+display by :func:`localise`.
+
+The zone is set once per run by the command line (:func:`set_zone`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import replace
+
+_UTC = dt.timezone.utc
+_zone: dt.tzinfo = _UTC
+_name = "UTC"
+
+
+def set_zone(name: str | None) -> str:
+    """``UTC`` (the default), ``local`` (this machine's zone) or an IANA name; returns the zone's
+    name. A bad name is a LogsleuthError (one line, exit 2)."""
+    global _zone, _name
+    if not name or name.strip().upper() in ("UTC", "Z"):
+        _zone, _name = _UTC, "UTC"
+        return _name
+    import zoneinfo
+
+    from logsleuth.ingest.timeparse import check_zone, local_zone
+
+    zone = local_zone() if name.strip().lower() == "local" else check_zone(name.strip())
+    _zone, _name = (_UTC, "UTC") if zone in ("UTC", "Etc/UTC") else (zoneinfo.ZoneInfo(zone), zone)
+    return _name
+
+
+def zone_name() -> str:
+    """The display zone's IANA name (``UTC`` by default)."""
+    return _name
+
+
+def is_utc() -> bool:
+    return _zone is _UTC
+
+
+def local(t: dt.datetime) -> dt.datetime:
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=_UTC)
+    return t.astimezone(_zone)
+
+
+def abbr(t: dt.datetime | None = None) -> str:
+    """The zone's name at ``t`` (CET or CEST), ``UTC`` in UTC."""
+    if is_utc():
+        return "UTC"
+    return local(t or dt.datetime.now(_UTC)).tzname() or _name
+
+
+def when(t: dt.datetime | None, seconds: bool = True, ms: bool = False, zone: bool = True, missing: str = "n/a") -> str:
+    """'2020-06-02 01:05:12 CEST' (``ms``: '…:12.345 CEST'; ``zone=False``: under a header that names it)."""
+    if t is None:
+        return missing
+    x = local(t)
+    s = x.strftime("%Y-%m-%d %H:%M:%S" if seconds or ms else "%Y-%m-%d %H:%M")
+    if ms:
+        s += f".{x.microsecond // 1000:03d}"
+    return f"{s} {abbr(t)}" if zone else s
+
+
+def clock(t: dt.datetime | None, seconds: bool = True) -> str:
+    """'01:05:12' in the display zone (a day's times under a header or span that names the zone)."""
+    if t is None:
+        return ""
+    return local(t).strftime("%H:%M:%S" if seconds else "%H:%M")
+
+
+def iso(t: dt.datetime | None) -> str | None:
+    """ISO 8601 in the display zone, milliseconds (or microseconds when the time has them): '…Z' in
+    UTC, '…+02:00' elsewhere (the piped ``timeline`` lines: they still sort within one zone)."""
+    if t is None:
+        return None
+    x = local(t)
+    frac = f"{x.microsecond:06d}" if x.microsecond % 1000 else f"{x.microsecond // 1000:03d}"
+    base = x.strftime("%Y-%m-%dT%H:%M:%S.") + frac
+    return base + "Z" if is_utc() else base + x.strftime("%z")[:3] + ":" + x.strftime("%z")[3:]
+
+
+def span(first: dt.datetime | None, last: dt.datetime | None, seconds: bool = True, duration: bool = True) -> str:
+    """'2020-06-01 22:00:00 → 2020-06-02 01:29:59 UTC (3.5 h)': the second date is left out on the
+    same day; each end names its zone when they differ (a change to or from summer time)."""
+    if first is None:
+        return "no timestamps"
+    if last is None or last == first:
+        return when(first, seconds)
+    from logsleuth.detectors.base import fmt_duration
+
+    a, b = local(first), local(last)
+    left = when(first, seconds, zone=False)
+    right = when(last, seconds, zone=False)
+    if a.date() == b.date():
+        right = right.split(" ", 1)[1]
+    za, zb = abbr(first), abbr(last)
+    text = f"{left} → {right} {zb}" if za == zb else f"{left} {za} → {right} {zb}"
+    return f"{text} ({fmt_duration((last - first).total_seconds())})" if duration else text
+
+
+# ----------------------------------------------------------------------------- detector prose
+
+_HMS = r"\d\d:\d\d:\d\d(?:\.\d{1,6})?"
+# what fmt_time writes ('2020-06-01 23:05:12 UTC'), and a day's times the detectors name in UTC
+# ('23:05:12 UTC', '23:05:12 → 23:09:00 UTC', '23:05:12 to 23:09:00 UTC')
+_IN_UTC = re.compile(
+    rf"(?P<date>\d{{4}}-\d\d-\d\d)[ T](?P<time>{_HMS}) UTC\b"
+    rf"|(?P<t1>{_HMS})(?P<sep> → | to | - |–)(?P<t2>{_HMS}) UTC\b"
+    rf"|(?P<t0>{_HMS}) UTC\b"
+)
+
+
+def _parse_hms(s: str) -> dt.time:
+    return dt.time.fromisoformat(s)
+
+
+def localise(text: str | None, near: tuple[dt.datetime | None, dt.datetime | None] = (None, None)) -> str | None:
+    """Detector prose with its UTC times in the display zone ('… 10:15:30 UTC' -> '… 12:15:30
+    CEST'). A time of day without a date is taken on the day that puts it nearest ``near`` (the
+    finding's first and last time). Unchanged in UTC, and for text without such times."""
+    if not text or is_utc() or "UTC" not in text:
+        return text
+    lo, hi = near
+    lo = lo or hi
+    hi = hi or lo
+
+    def on_day(t: dt.time) -> dt.datetime | None:
+        if lo is None:
+            return None
+        base = lo.astimezone(_UTC)
+        best = None
+        for d in (-1, 0, 1, 2):
+            x = dt.datetime.combine(base.date() + dt.timedelta(days=d), t, tzinfo=_UTC)
+            off = 0.0 if lo <= x <= hi else min(abs((x - lo).total_seconds()), abs((x - hi).total_seconds()))
+            if best is None or off < best[0]:
+                best = (off, x)
+        return best[1] if best else None
+
+    def hms(x: dt.datetime, like: str) -> str:
+        y = local(x)
+        s = y.strftime("%H:%M:%S")
+        if "." in like:
+            s += "." + f"{y.microsecond:06d}"[: len(like.split(".", 1)[1])]
+        return s
+
+    def sub(m: re.Match) -> str:
+        if m.group("date"):
+            x = dt.datetime.fromisoformat(f"{m.group('date')}T{m.group('time')}").replace(tzinfo=_UTC)
+            s = local(x).strftime("%Y-%m-%d ") + hms(x, m.group("time"))
+            return f"{s} {abbr(x)}"
+        if m.group("t1"):
+            a, b = on_day(_parse_hms(m.group("t1"))), on_day(_parse_hms(m.group("t2")))
+            if a is None or b is None:
+                return m.group(0)
+            if b < a:
+                b += dt.timedelta(days=1)
+            za, zb = abbr(a), abbr(b)
+            left = hms(a, m.group("t1")) + ("" if za == zb else f" {za}")
+            return f"{left}{m.group('sep')}{hms(b, m.group('t2'))} {zb}"
+        x = on_day(_parse_hms(m.group("t0")))
+        return m.group(0) if x is None else f"{hms(x, m.group('t0'))} {abbr(x)}"
+
+    return _IN_UTC.sub(sub, text)
+
+
+def localised_findings(findings: list) -> list:
+    """Copies of the findings with their prose in the display zone (titles, root cause, actions,
+    confidence reasons, ruled out, references, evidence notes); times as data stay as they are."""
+    if is_utc():
+        return findings
+    out = []
+    for f in findings:
+        near = (f.first_seen, f.last_seen)
+
+        def loc(s, near=near):
+            return localise(s, near)
+
+        out.append(replace(
+            f,
+            title=loc(f.title),
+            root_cause=loc(f.root_cause),
+            remediation=[loc(r) for r in f.remediation],
+            confidence_reasons=[loc(r) for r in f.confidence_reasons],
+            ruled_out=[loc(r) for r in f.ruled_out],
+            references=[loc(r) for r in f.references],
+            evidence=[replace(e, note=loc(e.note)) if e.note else e for e in f.evidence],
+        ))
+    return out
+
+
+def localised(analysis):
+    """The analysis as people read it: its findings' prose in the display zone (see above)."""
+    if is_utc():
+        return analysis
+    return replace(analysis, findings=localised_findings(analysis.findings))
