@@ -7,6 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
+from logsleuth.safe import json_dumps
+
 from logsleuth.cli.options import (
     DateOpt, InspectFormat, LayoutOpt, LayoutPatternOpt, Paths, PatternsOpt, SinceOpt, TzOpt, UntilOpt,
     _incident_window, read_options,
@@ -54,7 +56,7 @@ def templates(
             "window": None if w is None else {"from": iso_utc(w[0][0]), "to": iso_utc(w[0][1]), "baseline_from": iso_utc(w[1][0]), "baseline_to": iso_utc(w[1][1])},
             "changes": [c.to_json() for c in result.changes],
         }
-        sys.stdout.write(_json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_dumps(doc, indent=2) + "\n")
     else:
         table(result, stdout_console())
     raise typer.Exit(0 if result.changes else 1)

@@ -71,6 +71,11 @@ class Source:
     from_directory: bool = False  # found by walking a directory (a binary file is skipped, not fatal)
     data: bytes | None = None  # in-memory input (pack samples, tests)
 
+    def __post_init__(self) -> None:
+        from logsleuth.safe import display_name
+
+        self.name = display_name(self.name)  # a non-UTF-8 name: its bytes escaped (\\xff), the path kept
+
     @property
     def is_stdin(self) -> bool:
         return self.path is None and self.data is None

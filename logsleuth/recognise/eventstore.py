@@ -17,6 +17,7 @@ import polars as pl
 
 from logsleuth import __version__
 from logsleuth.errors import LogsleuthError
+from logsleuth.safe import json_dumps
 from logsleuth.recognise.events import EventSet, file_enum
 from logsleuth.ingest.inputs import InputReport, input_json
 from logsleuth.ingest.stats import ReadStats
@@ -42,7 +43,7 @@ def write(result: EventSet, out: Path) -> int:
         # absolute paths, so that analyze --events DIR run from another directory can read a log
         # again when a detector needs its lines (Context.records)
         doc["locations"] = {r.name: str(Path(r.name).resolve()) for r in result.inputs if r.name != "-"}
-        (out / "inputs.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
+        (out / "inputs.json").write_text(json_dumps(doc, indent=2), encoding="utf-8")
     except OSError as e:
         raise LogsleuthError(f"{out}: cannot write ({e.strerror or e})") from None
     return result.events.height

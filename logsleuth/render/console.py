@@ -6,15 +6,17 @@ import sys
 
 from rich.console import Console
 
+from logsleuth.safe import SafeConsole
+
 
 def stdout_console() -> Console:
     # piped: wide enough that no table wraps an id or a path (grep sees whole rows)
     width = None if is_terminal() else 400
-    return Console(markup=False, emoji=False, highlight=False, soft_wrap=False, width=width)
+    return SafeConsole(markup=False, emoji=False, highlight=False, soft_wrap=False, width=width)
 
 
 def stderr_console() -> Console:
-    return Console(file=sys.stderr, markup=False, emoji=False, highlight=False)
+    return SafeConsole(file=sys.stderr, markup=False, emoji=False, highlight=False)
 
 
 def is_terminal() -> bool:
@@ -45,4 +47,4 @@ def report_width(default: int = 100) -> int:
 
 def report_console() -> Console:
     """The terminal report's console: the terminal's width (or ``COLUMNS``; 80 when neither says)."""
-    return Console(markup=False, emoji=False, highlight=False, soft_wrap=False)
+    return SafeConsole(markup=False, emoji=False, highlight=False, soft_wrap=False)

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from logsleuth.recognise.packs import PackSet
 from logsleuth.render.console import is_terminal, stdout_console
-from logsleuth.safe import json_visible, one_line, visible
+from logsleuth.safe import csv_expr, json_dumps, json_visible, one_line, visible
 from logsleuth.ingest.timeparse import iso_utc
 
 BASE = ["path", "line", "line_end", "ts", "system", "component", "event", "pattern", "severity", "level", "logger", "thread", "host"]
@@ -51,7 +51,7 @@ def ndjson(events: pl.DataFrame, packs: PackSet) -> None:
     write = sys.stdout.write
     safe = is_terminal()
     for d in records(events, packs):
-        text = json.dumps(d, ensure_ascii=False, default=str)
+        text = json_dumps(d, default=str)
         write((json_visible(text) if safe else text) + "\n")
 
 
@@ -61,6 +61,8 @@ def csv(events: pl.DataFrame, packs: PackSet) -> None:
     out = events.select([c for c in cols if c in events.columns]).with_columns(
         pl.col("ts").map_elements(iso_utc, return_dtype=pl.String) if events.height else pl.col("ts").cast(pl.String)
     ).rename({"raw": "text"})
+    # a cell a spreadsheet would run as a formula (=, +, -, @ first) gets a leading ' (safe.csv_cell)
+    out = out.with_columns(csv_expr(c) for c, t in out.schema.items() if t == pl.String)
     text = out.write_csv()
     sys.stdout.write(visible(text, keep_newlines=True) if is_terminal() else text)
 

@@ -23,7 +23,7 @@ class InputProgress:
             return
         if self.progress is None:
             self.progress = Progress(
-                TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
+                TextColumn("{task.description}", markup=False), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
                 console=stderr_console(), transient=True,
             )
             self.progress.start()

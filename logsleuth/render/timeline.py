@@ -55,6 +55,8 @@ def terminal(events: pl.DataFrame, notes: list[str], findings: list | None = Non
 
     from rich.console import Console
 
+    from logsleuth.safe import SafeConsole
+
     from logsleuth.render.console import report_console
 
     con = report_console()
@@ -69,7 +71,7 @@ def terminal(events: pl.DataFrame, notes: list[str], findings: list | None = Non
     target = max(20, con.width - label_w - 10)
     h = histogram(events, top=12, target=target, always=always)
     buf = io.StringIO()
-    out = Console(file=buf, width=con.width, force_terminal=con.is_terminal, color_system=con.color_system,
+    out = SafeConsole(file=buf, width=con.width, force_terminal=con.is_terminal, color_system=con.color_system,
                   markup=False, emoji=False, highlight=False, soft_wrap=False)
     _draw(out, h, events, notes, findings, always, short, label_w)
     text = buf.getvalue()
