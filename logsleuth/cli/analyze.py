@@ -74,7 +74,7 @@ def analyze(
 
         if paths:
             raise LogsleuthError("give log paths or --events DIR, not both")
-        stored = eventstore.read(events_dir)
+        stored = eventstore.read(events_dir, packs)
         rich_report = False  # templates need the log lines themselves
     elif not paths:
         raise LogsleuthError("no input given (name files, directories, globs, - for stdin, or --events DIR)")

@@ -226,6 +226,8 @@ def read_source(
     recs = pl.concat(parts, how="vertical_relaxed") if parts else _empty_records().with_columns(_selected=pl.lit(True))
     time_from = _time_sources(recs)
     recs = clock.finalize(recs)
+    if clock.out_of_range:  # issue 21: dates outside the range are noted (timeparse.YEAR_MIN..YEAR_MAX)
+        stats.note(clock.range_note() or "")
     if rparts:
         report.reduced = clock.finalize(pl.concat(rparts, how="diagonal_relaxed"))
     report.zone = clock.describe_zone()

@@ -42,6 +42,15 @@ REFERENCES = [
 ]
 
 
+def _seconds(a: dt.datetime | None, b: dt.datetime | None) -> float | None:
+    """Seconds from ``a`` to ``b``; None when a log had no time for either (a "no time" finding)."""
+    return None if a is None or b is None else (b - a).total_seconds()
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
+
+
 def _namespace(topic: str | None) -> str | None:
     if not topic or "://" not in topic:
         return None
@@ -369,8 +378,8 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
             "last_seen": s["last"],
             "attempts": int(s["attempts"]),
             "still_stuck": still_stuck,
-            "stuck_for": fmt_duration(((resolved or end or s["last"]) - s["first"]).total_seconds()),
-            "stuck_seconds": round(((resolved or end or s["last"]) - s["first"]).total_seconds(), 3),
+            "stuck_for": fmt_duration(_seconds(s["first"], resolved or end or s["last"])),
+            "stuck_seconds": _round(_seconds(s["first"], resolved or end or s["last"])),
             "resolved_by": None if still_stuck else ("Created new producer" if s["recovered_at"] else "connection closed (client reconnected)"),
             "resolved_at": resolved,
             "client": client,
@@ -442,8 +451,8 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
     if other:
         confidence += 0.05
         reasons.append(f"+ {plural(other, 'other producer')} of the same unload reconnected normally: this is per producer and connection, not a broker or client outage")
-    longest = max(x["stuck_seconds"] for x in subjects)
-    if longest >= 300:
+    longest = max((x["stuck_seconds"] for x in subjects if x["stuck_seconds"] is not None), default=None)
+    if longest is not None and longest >= 300:
         confidence += 0.03
         reasons.append(f"+ {'the producer' if n == 1 else 'the producers'} stayed stuck for up to {fmt_duration(longest)} (a transient clash clears within seconds)")
     reasons.extend(era_notes)
@@ -458,8 +467,8 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
         reasons.extend(sorted(set(gaps)))
         confidence -= 0.05
 
-    first = min(s["first"] for s in members)
-    last = max(s["last"] for s in members)
+    first = min((s["first"] for s in members if s["first"] is not None), default=None)
+    last = max((s["last"] for s in members if s["last"] is not None), default=None)
     where = sorted({s["path"] for s in members})
     who = ", ".join(_who(s) for s in members[:6])
     if n > 6:
