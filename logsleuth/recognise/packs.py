@@ -300,12 +300,41 @@ def _err(where: str, what: str) -> PackError:
     return PackError(f"{where}: {what}")
 
 
-def load_pack(path: Path, vocabulary: dict[str, Field]) -> Pack:
+MAX_PACK_BYTES = 16 * 1024 * 1024  # a pack is text someone wrote: a larger file is not one
+
+
+def read_pack_text(path: Path) -> str:
+    """A pack file's text: a regular file (a FIFO in a pack directory would wait forever for a
+    writer), not huge, UTF-8 (a Latin-1 pack is one line naming the byte, not a traceback)."""
+    import os
+    import stat
+
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        st = os.stat(path)
     except OSError as e:
         raise PackError(f"{path}: cannot read ({e.strerror or e})") from None
-    except tomllib.TOMLDecodeError as e:
+    if not stat.S_ISREG(st.st_mode):
+        raise PackError(f"{path}: not a regular file (a pack is a *.toml text file)")
+    if st.st_size > MAX_PACK_BYTES:
+        raise PackError(f"{path}: {st.st_size:,} bytes is too large for a pack (at most {MAX_PACK_BYTES:,})")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            data = fh.read(MAX_PACK_BYTES + 1)
+    except OSError as e:
+        raise PackError(f"{path}: cannot read ({e.strerror or e})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise PackError(f"{path}: not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}); save the pack as UTF-8") from None
+
+
+def load_pack(path: Path, vocabulary: dict[str, Field]) -> Pack:
+    try:
+        data = tomllib.loads(read_pack_text(path))
+    except OSError as e:
+        raise PackError(f"{path}: cannot read ({e.strerror or e})") from None
+    except (tomllib.TOMLDecodeError, RecursionError) as e:
         raise PackError(f"{path}: not valid TOML ({e})") from None
     name = path.name
     for key in ("id", "system", "description"):
