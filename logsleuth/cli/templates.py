@@ -18,7 +18,7 @@ def templates(
     paths: Paths,
     around: Annotated[Optional[str], typer.Option("--around", help="The incident's time (default: where the worst finding starts).")] = None,
     window: Annotated[str, typer.Option("--window", help="With --around: the incident window after that time.")] = "30m",
-    top: Annotated[int, typer.Option("--top", help="How many templates to list.")] = 15,
+    top: Annotated[int, typer.Option("--top", min=0, clamp=True, help="How many templates to list.")] = 15,
     format: Annotated[InspectFormat, typer.Option("--format", "-f", help="table, or json for scripts.")] = InspectFormat.table,
     since: SinceOpt = None,
     until: UntilOpt = None,
@@ -42,6 +42,7 @@ def templates(
     zone = opts.tz or opts.zone_for("")[0]
     flt = ev.EventFilter(since_text=since, until_text=until, zone=zone)
     result = run(paths, opts, load_packs(patterns), flt, templates=True, window=_incident_window(around, window, zone))
+    top = min(top, 1_000_000)  # more than any log has templates; a huge number overflowed Polars' head()
     if result.window is not None and top != 10:
         result.changes = tpl.changes(tpl.collect(result.inputs), result.window[0], result.window[1], top, result.spans_by_path())
     if format == InspectFormat.json:

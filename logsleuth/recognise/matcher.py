@@ -15,7 +15,7 @@ import re
 
 import polars as pl
 
-from logsleuth.recognise.packs import Pattern, PackSet
+from logsleuth.recognise.packs import Pattern, PackSet, cast_field
 
 EVENT_COLUMNS = ["system", "component", "pack", "pattern", "event", "severity"]
 
@@ -83,7 +83,7 @@ class Matcher:
         cols = [pl.lit(v).alias(k) for k, v in zip(EVENT_COLUMNS, (p.system, p.component, p.pack, p.id, p.event, p.severity))]
         if p.fields:
             groups = pl.col(text).str.extract_groups(regex)
-            cols += [groups.struct.field(f).cast(self.packs.field_type(f), strict=False).alias(f) for f in p.fields]
+            cols += [cast_field(groups.struct.field(f), self.packs.field_type(f)).alias(f) for f in p.fields]  # issue 21: wide/non-ASCII integers
         return hit.with_columns(cols)
 
     def _candidates(self, records: pl.DataFrame, text: str) -> list[tuple[int, pl.Series]]:

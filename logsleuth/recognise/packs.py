@@ -30,6 +30,39 @@ except ImportError:  # pragma: no cover
 
 SEVERITIES = ("debug", "info", "notice", "warning", "error", "critical")
 TYPES = {"str": pl.String, "int": pl.Int64, "float": pl.Float64}
+INT_MAX, INT_MIN = 2**63 - 1, -(2**63)
+
+# decimal digits of other scripts (a regex's \d matches them all): read as the ASCII digit they are
+_DIGIT_ZEROS = [0x0660, 0x06F0, 0x07C0, 0x0966, 0x09E6, 0x0A66, 0x0AE6, 0x0B66, 0x0BE6, 0x0C66, 0x0CE6, 0x0D66,
+                0x0DE6, 0x0E50, 0x0ED0, 0x0F20, 0x1040, 0x1090, 0x17E0, 0x1810, 0xFF10]
+_DIGITS_FROM = [chr(z + d) for z in _DIGIT_ZEROS for d in range(10)]
+_DIGITS_TO = [str(d) for _ in _DIGIT_ZEROS for d in range(10)]
+
+
+def cast_field(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+    """A captured field as its vocabulary type. Numbers in other scripts' digits are read as the
+    number they are; an integer wider than 64 bits is clamped to the Int64 range (and counted by
+    :func:`clamped_count`) instead of becoming null and making its finding vanish."""
+    if dtype not in (pl.Int64, pl.Float64):
+        return expr.cast(dtype, strict=False)
+    text = expr.cast(pl.String).str.replace_many(_DIGITS_FROM, _DIGITS_TO)
+    if dtype == pl.Float64:
+        return text.cast(pl.Float64, strict=False)
+    n = text.cast(pl.Int64, strict=False)
+    whole = text.str.strip_chars()
+    return (
+        pl.when(n.is_null() & whole.str.contains(r"^\+?[0-9]{19,}$")).then(pl.lit(INT_MAX, dtype=pl.Int64))
+        .when(n.is_null() & whole.str.contains(r"^-[0-9]{19,}$")).then(pl.lit(INT_MIN, dtype=pl.Int64))
+        .otherwise(n)
+    )
+
+
+def clamped_count(events: pl.DataFrame, packs: "PackSet") -> int:
+    """How many integer field values in ``events`` sit at the Int64 bounds (clamped by cast_field)."""
+    cols = [f for f in packs.vocabulary if f in events.columns and events.schema[f] == pl.Int64]
+    if not cols or events.height == 0:
+        return 0
+    return int(events.select(pl.sum_horizontal([pl.col(c).is_in([INT_MAX, INT_MIN]).fill_null(False) for c in cols]).sum()).item() or 0)
 MIN_LITERAL = 4
 RESERVED = {
     "path", "line", "line_end", "ts", "ts_text", "level", "logger", "thread", "host", "raw", "msg",
