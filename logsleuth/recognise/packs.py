@@ -57,12 +57,26 @@ def cast_field(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:
     )
 
 
-def clamped_count(events: pl.DataFrame, packs: "PackSet") -> int:
-    """How many integer field values in ``events`` sit at the Int64 bounds (clamped by cast_field)."""
-    cols = [f for f in packs.vocabulary if f in events.columns and events.schema[f] == pl.Int64]
-    if not cols or events.height == 0:
-        return 0
-    return int(events.select(pl.sum_horizontal([pl.col(c).is_in([INT_MAX, INT_MIN]).fill_null(False) for c in cols]).sum()).item() or 0)
+def clamped_notes(events: pl.DataFrame, packs: "PackSet", inputs: list) -> None:
+    """Note on each input how many integer field values sit at the Int64 bounds (clamped by
+    :func:`cast_field`): one pass over all events."""
+    if events.height == 0:
+        return
+    schema = events.schema
+    cols = [f for f in packs.vocabulary if schema.get(f) == pl.Int64]
+    if not cols:
+        return
+    at_bound = pl.any_horizontal([pl.col(c).is_in([INT_MAX, INT_MIN]).fill_null(False) for c in cols])
+    hit = events.filter(at_bound)
+    if hit.height == 0:
+        return
+    counts = dict(hit.group_by("path").len().iter_rows())
+    for rep in inputs:
+        n = counts.get(rep.name)
+        if n:
+            rep.stats.note(f"{n:,} event(s) hold a number wider than 64 bits, clamped to ±9223372036854775807")
+
+
 MIN_LITERAL = 4
 RESERVED = {
     "path", "line", "line_end", "ts", "ts_text", "level", "logger", "thread", "host", "raw", "msg",

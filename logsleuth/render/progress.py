@@ -10,7 +10,9 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from logsleuth.render.console import stderr_console
 from logsleuth.safe import visible
 
-PROGRESS_MIN_BYTES = 50 * 1024 * 1024
+import os
+
+PROGRESS_MIN_BYTES = int(os.environ.get("LOGSLEUTH_PROGRESS_MIN_BYTES", 50 * 1024 * 1024))  # env: tests show the bar on small inputs
 
 
 class InputProgress:
