@@ -59,7 +59,7 @@ class Analysis:
     def events_by_file(self) -> dict[str, int]:
         if self.events.height == 0:
             return {}
-        return {str(k): v for k, v in self.events.group_by("file").len().iter_rows()}
+        return {str(k): v for k, v in self.events.group_by("file", maintain_order=True).len().iter_rows()}
 
 
 def at_or_above(severity: str, threshold: str) -> bool:

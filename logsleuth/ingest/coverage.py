@@ -109,7 +109,7 @@ def compute(rep: InputReport, events: pl.DataFrame | None = None) -> Coverage:
     times = times.filter(pl.col("ts").is_not_null()).sort("ts")
     cov = Coverage(rep.name, rep.first_ts, rep.last_ts)
     if times.height:
-        lv = times.group_by("level").agg(pl.col("n").sum()).drop_nulls("level").filter(pl.col("n") > 0)
+        lv = times.group_by("level", maintain_order=True).agg(pl.col("n").sum()).drop_nulls("level").filter(pl.col("n") > 0)
         cov.levels = {k: int(v) for k, v in lv.iter_rows()}
     if times.height >= 2:
         # typical spacing: the median step between consecutive occupied buckets (one bucket when

@@ -276,7 +276,7 @@ def split_partial_tail(frame: pl.DataFrame, env: Envelope) -> tuple[pl.DataFrame
     # per stream, the start of its trailing run of parts (if its last line is a part)
     runs = (
         f.with_columns(_run=(~pl.col("_p")).cast(pl.Int64).cum_sum().over("_s"))
-        .group_by("_s")
+        .group_by("_s", maintain_order=True)
         .agg(last_p=pl.col("_p").last(), start=pl.col("_i").filter(pl.col("_run") == pl.col("_run").last()).min())
         .filter(pl.col("last_p"))
     )

@@ -50,6 +50,40 @@ def compact(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(cols) if cols else frame
 
 
+class _OneBehind:
+    """Runs ``fn(item)`` on a daemon thread, one item behind the caller: the next chunk's per-line
+    pass overlaps this chunk's parsing and matching (two chunks in flight on the two cores, no
+    more), in order, errors raised in the caller."""
+
+    def __init__(self, fn: Callable[[pl.DataFrame], None]):
+        self.fn = fn
+        self.pending = None
+
+    def submit(self, item: pl.DataFrame) -> None:
+        import queue
+        import threading
+
+        self.wait()
+        box: queue.Queue = queue.Queue(maxsize=1)
+
+        def run() -> None:
+            try:
+                self.fn(item)
+                box.put((True, None))
+            except BaseException as e:  # handed to the caller
+                box.put((False, e))
+
+        threading.Thread(target=run, daemon=True, name="logsleuth-chunk").start()
+        self.pending = box
+
+    def wait(self) -> None:
+        if self.pending is not None:
+            ok, err = self.pending.get()
+            self.pending = None
+            if not ok:
+                raise err
+
+
 def _split_last_record(lines: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     idx = lines.select(pl.col("is_start").arg_true().last()).item()
     if idx is None:
@@ -57,14 +91,23 @@ def _split_last_record(lines: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]
     return lines.slice(0, idx), lines.slice(idx)
 
 
+Process = Callable[[pl.DataFrame], pl.DataFrame]
+
+
 def read_source(
-    src: Source, opts: ReadOptions, select: Select | None = None, reduce: Callable[[pl.DataFrame], pl.DataFrame] | None = None
+    src: Source, opts: ReadOptions, select: Select | None = None, reduce: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
+    process: Process | None = None,
 ) -> tuple[pl.DataFrame, InputReport]:
     """All records of ``src`` (or those ``select`` picks, plus the first and last for the time span).
 
     ``reduce``, when given, sees every record of every chunk (with ``_selected`` and the
     provisional time columns ``_ts_aware``/``_ts_naive``/``env_ts``, which it must keep) and returns
-    a small aggregate; the aggregates, with their times made final, land in ``report.reduced``."""
+    a small aggregate; the aggregates, with their times made final, land in ``report.reduced``.
+
+    ``process`` (with ``select``): one pass per chunk from candidate records to what the caller
+    keeps (the matcher's events): each chunk's selected records are parsed and handed to it at
+    once, and only what it returns is kept (with its provisional times made final at the end);
+    that is what this returns, instead of records."""
     from logsleuth.ingest.coverage import BUCKET as COVERAGE_BUCKET, BUCKET_S as COVERAGE_BUCKET_S, edges
 
     stats = ReadStats()
@@ -80,7 +123,15 @@ def read_source(
     line_parts: list[pl.DataFrame] = []  # lines of the records to parse at the end
     naive_parts: list[pl.DataFrame] = []
     wanted_parts: list[pl.Series] = []
+    edge_parts: list[pl.DataFrame] = []  # with process: the first and last record of each chunk (the time span)
     same_text = False
+
+    def processed(rec: pl.DataFrame, edge_rids: list[int]) -> None:
+        """A chunk's records parsed: the edges kept for the span, the selected ones processed."""
+        edge_parts.append(compact(rec.filter(pl.col("rid").is_in(edge_rids))))
+        out = process(rec.filter(pl.col("_selected")).drop("_selected"))  # type: ignore[misc]
+        if out.height:
+            parts.append(compact(out))
 
     def handle(lines: pl.DataFrame) -> None:
         nonlocal rid_base
@@ -102,6 +153,10 @@ def read_source(
             every = assemble(lines, det.layout, clock, naive).with_columns(_selected=pl.col("rid").is_in(wanted["rid"].implode()))
             rparts.append(compact(reduce(every)))
             cparts.append(compact(edges(every, _PROVISIONAL, _TIME_COLS)))
+            if process is not None:
+                processed(every, [rid_base, rid_base + n_starts - 1])
+                rid_base += n_starts
+                return
             rec = every.filter(pl.col("_selected") | edge)
         else:
             # keep the lines of the selected records (and the first and last of the chunk): they
@@ -111,9 +166,18 @@ def read_source(
                 if sum(c.height for c in cparts) > 50_000:  # fold the chunks' rows into one table now and then
                     cparts[:] = [edges(pl.concat(cparts, how="diagonal_relaxed"), _PROVISIONAL, _TIME_COLS)]
                 wanted = lines.filter(pl.col("_sel")).select("rid").unique()["rid"]
-                wanted_parts.append(wanted)
-                keep = pl.col("rid").is_in(wanted.implode()) | pl.col("rid").is_in([rid_base, rid_base + n_starts - 1])
+                edge_rids = [rid_base, rid_base + n_starts - 1]
+                keep = pl.col("rid").is_in(wanted.implode()) | pl.col("rid").is_in(edge_rids)
                 kept = lines.filter(keep)
+                if process is not None:  # parse and match this chunk's candidates now; keep only the result
+                    if same_text:  # no envelope: raw is the text (NUL padding stripped), one buffer
+                        kept = kept.with_columns(raw=pl.col("text"))
+                    nv = naive.join(kept.select("rid").unique(), on="rid", how="semi") if naive is not None else None
+                    rec = assemble(kept, det.layout, clock, nv).with_columns(_selected=pl.col("rid").is_in(wanted.implode()))
+                    processed(rec, edge_rids)
+                    rid_base += n_starts
+                    return
+                wanted_parts.append(wanted)
             else:
                 kept = lines
             cols = ["line", "raw", "text", "env_ts", "env_naive", "env_level", "env_logger", "env_host", "is_start", "rid"]
@@ -176,6 +240,7 @@ def read_source(
         return envelopes.unwrap(joined, det.envelope, clock.year_hint() if clock is not None else None)
 
     held: pl.DataFrame | None = None
+    behind = _OneBehind(handle)
     total = src.path.stat().st_size if src.path is not None and src.path.is_file() else None
     for frame in read_lines(src, stats, opts.chunk_bytes):
         if opts.progress is not None:
@@ -202,7 +267,8 @@ def read_source(
         if carry is not None and carry.height:
             lines = pl.concat([carry, lines], how="vertical_relaxed")
         done, carry = _split_last_record(lines)
-        handle(done)
+        behind.submit(done)
+    behind.wait()
     if held is not None and held.height:  # the input ends with a partial line
         assert det is not None and clock is not None
         lines = per_line_pass(unwrapped(held), per_line_exprs())
@@ -212,7 +278,7 @@ def read_source(
 
     if clock is None:  # empty input
         stats.note("empty input: no lines")
-        return _empty_records(), report
+        return (_nothing_processed(process) if process is not None else _empty_records()), report
     if line_parts:  # one parse of every kept record, whatever the number of chunks
         assert det is not None
         naive_all = pl.concat(naive_parts) if naive_parts else None
@@ -223,9 +289,20 @@ def read_source(
         else:
             rec = rec.with_columns(_selected=pl.lit(True))
         parts.append(rec)
-    recs = pl.concat(parts, how="vertical_relaxed") if parts else _empty_records().with_columns(_selected=pl.lit(True))
-    time_from = _time_sources(recs)
-    recs = clock.finalize(recs)
+    if process is not None:  # what process kept, and the chunks' edge records for the time span
+        empty = process(_provisional_records())
+        kept = pl.concat(parts, how="diagonal_relaxed") if parts else empty
+        spans = pl.concat(edge_parts, how="diagonal_relaxed") if edge_parts else _provisional_records()
+        time_from = _time_sources(pl.concat([kept.select(_TIME_COLS[:3]), spans.select(_TIME_COLS[:3])]))
+        recs = clock.finalize(spans)
+        out = clock.finalize(kept)
+    else:
+        recs = pl.concat(parts, how="vertical_relaxed") if parts else _empty_records().with_columns(_selected=pl.lit(True))
+        time_from = _time_sources(recs)
+        recs = clock.finalize(recs)
+        out = None
+    if out is not None and out.height and out["ts"].null_count() < out.height:
+        recs = pl.concat([recs.select("ts", "ts_text"), out.select("ts", "ts_text")])
     if clock.out_of_range:  # issue 21: dates outside the range are noted (timeparse.YEAR_MIN..YEAR_MAX)
         stats.note(clock.range_note() or "")
     if rparts:
@@ -257,7 +334,10 @@ def read_source(
     # into one row per minute, level and edge (coverage.edges)
     cov = clock.finalize(pl.concat(cparts, how="diagonal_relaxed")) if cparts else recs.select("ts", "level")
     report.coverage = edges(cov, pl.col("ts"), ["ts", "level"]).sort("ts")
-    recs = recs.filter(pl.col("_selected")).drop("_selected", "rid", "env_ts")
+    if out is not None:
+        recs = out.drop([c for c in ("rid", "env_ts") if c in out.columns])
+    else:
+        recs = recs.filter(pl.col("_selected")).drop("_selected", "rid", "env_ts")
     if select is None:
         report.records_without_ts = int(recs["ts"].null_count())
     report.skipped_lines = stats.lines - report.lines_in_records
@@ -304,6 +384,19 @@ def _time_sources(recs: pl.DataFrame) -> dict[str, int]:
     return {k: int(v or 0) for k, v in row.items()}
 
 
+def _nothing_processed(process: Process) -> pl.DataFrame:
+    """What ``process`` gives for no records, with its times made final (an empty or skipped input)."""
+    out = FileClock("", "UTC", None).finalize(process(_provisional_records()))
+    return out.drop([c for c in ("rid", "env_ts") if c in out.columns])
+
+
+def _provisional_records() -> pl.DataFrame:
+    """No records, with the columns ``assemble`` gives (provisional times, before ``finalize``)."""
+    schema = dict(RECORD_SCHEMA)
+    schema.update(rid=pl.Int64, env_ts=pl.Datetime("us", "UTC"), _ts_aware=pl.Datetime("us", "UTC"), _ts_naive=pl.Datetime("us"))
+    return pl.DataFrame(schema=schema)
+
+
 def _empty_records() -> pl.DataFrame:
     schema = dict(RECORD_SCHEMA)
     schema["ts"] = pl.Datetime("us", "UTC")
@@ -345,7 +438,8 @@ def _in_order(fn, items: list, workers: int) -> Iterator:
 
 
 def iter_read(
-    paths: list[str], opts: ReadOptions, select: Select | None = None, reduce: Callable[[pl.DataFrame], pl.DataFrame] | None = None
+    paths: list[str], opts: ReadOptions, select: Select | None = None, reduce: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
+    process: Process | None = None,
 ) -> Iterator[tuple[InputReport, pl.DataFrame]]:
     """Every input in order, one at a time (so a caller can reduce each before the next is read).
     A binary file found while walking a directory is skipped and reported; a binary file named
@@ -359,10 +453,10 @@ def iter_read(
 
     def one(src: Source) -> tuple[InputReport, pl.DataFrame, BaseException | None]:
         try:
-            recs, rep = read_source(src, opts, select, reduce)
+            recs, rep = read_source(src, opts, select, reduce, process)
             return rep, recs, None
         except NotALog as e:
-            return InputReport(src.name, ReadStats()), _empty_records(), e
+            return InputReport(src.name, ReadStats()), (_nothing_processed(process) if process else _empty_records()), e
 
     # two inputs at a time (Polars releases the GIL, so one input's Python steps overlap the other's
     # Polars work on the 2 cores; Polars' own pool is shared, not multiplied); results in order.

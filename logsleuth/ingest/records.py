@@ -42,6 +42,8 @@ def start_expr(layout: Layout) -> pl.Expr:
     without a timestamp use their whole head (``start_regex``)."""
     if layout.is_fallback:
         return pl.lit(True)
+    if layout.inferred:  # a stamp near the start of the line (infer.py reads the line's head)
+        return infer.head(pl.col("text")).str.contains(layout.start_regex)
     regex = layout.ts_regex if "(?P<ts>" in layout.start_regex else layout.start_regex
     return pl.col("text").str.contains(regex)
 

@@ -100,19 +100,18 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
     files: list[str] = []
     reports: list[InputReport] = []
     seen: dict[tuple, str] = {}
-    for i, (rep, recs) in enumerate(iter_read(paths, opts, select=matcher.prefilter, reduce=reduce)):
+    # each chunk's candidate records are matched as it is read; only the events are kept
+    for i, (rep, ev) in enumerate(iter_read(paths, opts, select=matcher.prefilter, reduce=reduce, process=matcher.match)):
         files.append(rep.name)
         reports.append(rep)
         fp = rep.stats.fingerprint
         if fp is not None and fp in seen:  # a copy (foo.log and foo.log.bak): counted once
             rep.skipped_input = f"same content as {seen[fp]} (read once)"
             rep.reduced = None
-            del recs
+            del ev
             continue
         if fp is not None:
             seen[fp] = rep.name
-        ev = matcher.match(recs)
-        del recs  # only the events of each input are kept
         rep.events = ev.height
         matched_records = ev.select(pl.col("line").n_unique()).item() if ev.height else 0
         rep.unmatched_records = rep.records - matched_records
@@ -136,7 +135,7 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
         if flt.systems:
             events = events.filter(pl.col("system").is_in(flt.systems) | pl.col("pack").is_in(flt.systems))
         out.events = events
-        counts = dict(events.group_by("path").len().iter_rows()) if events.height else {}
+        counts = dict(events.group_by("path", maintain_order=True).len().iter_rows()) if events.height else {}
         for rep in out.inputs:
             rep.events = int(counts.get(rep.name, 0))
     return out

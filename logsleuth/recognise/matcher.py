@@ -75,16 +75,21 @@ class Matcher:
         return self._complete(ev.drop("isolated", strict=False))
 
     def _hits(self, cand: pl.DataFrame, p: Pattern, regex: str, text: str) -> pl.DataFrame | None:
+        """The candidates ``regex`` matches, with the pattern's fields: one regex pass (an empty
+        group in front tells a match from a miss when every field is optional)."""
         if cand.height == 0:
             return None
-        hit = cand.filter(pl.col(text).str.contains(regex))
+        cols = [pl.lit(v).alias(k) for k, v in zip(EVENT_COLUMNS, (p.system, p.component, p.pack, p.id, p.event, p.severity))]
+        if not p.fields:
+            hit = cand.filter(pl.col(text).str.contains(regex))
+            return hit.with_columns(cols) if hit.height else None
+        found = cand.with_columns(_g=pl.col(text).str.extract_groups(f"(?P<_hit_>)(?:{regex})"))
+        hit = found.filter(pl.col("_g").struct.field("_hit_").is_not_null())
         if hit.height == 0:
             return None
-        cols = [pl.lit(v).alias(k) for k, v in zip(EVENT_COLUMNS, (p.system, p.component, p.pack, p.id, p.event, p.severity))]
-        if p.fields:
-            groups = pl.col(text).str.extract_groups(regex)
-            cols += [cast_field(groups.struct.field(f), self.packs.field_type(f)).alias(f) for f in p.fields]  # issue 21: wide/non-ASCII integers
-        return hit.with_columns(cols)
+        groups = pl.col("_g")
+        cols += [cast_field(groups.struct.field(f), self.packs.field_type(f)).alias(f) for f in p.fields]  # issue 21: wide/non-ASCII integers
+        return hit.with_columns(cols).drop("_g")
 
     def _candidates(self, records: pl.DataFrame, text: str) -> list[tuple[int, pl.Series]]:
         """(pattern index, record ids) pairs whose record contains the pattern's literal: one

@@ -50,7 +50,7 @@ def reducer(matcher: Matcher):
                 _ts_naive=pl.col("_ts_naive").dt.truncate("1m"),
                 env_ts=pl.col("env_ts").dt.truncate("1m"),
             )
-            .group_by("logger", "template", "_ts_aware", "_ts_naive", "env_ts")
+            .group_by("logger", "template", "_ts_aware", "_ts_naive", "env_ts", maintain_order=True)
             .agg(count=pl.len(), line=pl.col("line").min(), example=pl.col("raw").first(), level=pl.col("level").first())
         )
 

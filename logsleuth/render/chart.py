@@ -134,7 +134,7 @@ def _counts(ev: pl.DataFrame, start: dt.datetime, bucket_s: float, n: int, by: s
     df = ev.with_columns(_b=_bucket_index(pl.col("ts"), start, bucket_s)).filter(pl.col("_b").is_between(0, n - 1))
     out: dict = {}
     keys = [by, "_b"] if by else ["_b"]
-    for row in df.group_by(keys).len().iter_rows():
+    for row in df.group_by(keys, maintain_order=True).len().iter_rows():
         k, b, c = (row[0], row[1], row[2]) if by else (None, row[0], row[1])
         out.setdefault(k, [0] * n)[int(b)] = int(c)
     return out

@@ -39,32 +39,110 @@ def records(events: pl.DataFrame, packs: PackSet) -> list[dict]:
     return out
 
 
-def grep(events: pl.DataFrame) -> None:
+SLICE = 50_000  # rows formatted and written at a time (memory: one slice of text, not the whole output)
+# JSON's escapes for the C0 controls, as Python's json.dumps writes them
+_JSON_ESCAPES = [("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"), ("\x08", "\\b"), ("\x0c", "\\f")]
+_OTHER_C0 = [chr(c) for c in range(32) if chr(c) not in "\n\r\t\x08\x0c"]
+
+
+def iso_expr(col: str = "ts") -> pl.Expr:
+    """``timeparse.iso_utc`` as an expression: milliseconds, or microseconds when they are there."""
+    ts = pl.col(col).dt.convert_time_zone("UTC")
+    return (
+        pl.when((ts.dt.microsecond() % 1000) == 0)
+        .then(ts.dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"))
+        .otherwise(ts.dt.strftime("%Y-%m-%dT%H:%M:%S%.6fZ"))
+    )
+
+
+def _json_string(expr: pl.Expr, controls: bool) -> pl.Expr:
+    """A string as a JSON string literal, byte for byte as ``json.dumps(ensure_ascii=False)``
+    writes it; null as ``null``. ``controls``: the values hold C0 controls other than the named ones."""
+    e = expr
+    for a, b in _JSON_ESCAPES:
+        e = e.str.replace_all(a, b, literal=True)
+    if controls:
+        for c in _OTHER_C0:
+            e = e.str.replace_all(c, f"\\u{ord(c):04x}", literal=True)
+    return pl.when(expr.is_null()).then(pl.lit("null")).otherwise(pl.concat_str([pl.lit('"'), e, pl.lit('"')]))
+
+
+def _json_value(frame: pl.DataFrame, col: str, controls: bool) -> pl.Expr:
+    dtype = frame.schema[col]
+    c = pl.col(col)
+    if dtype == pl.String or isinstance(dtype, (pl.Categorical, pl.Enum)):
+        return _json_string(c.cast(pl.String), controls)
+    if dtype.is_integer():
+        return pl.when(c.is_null()).then(pl.lit("null")).otherwise(c.cast(pl.String))
+    if dtype.is_float():  # Python's repr of a float (1e-05, Infinity): few values, rare fields
+        return c.map_elements(lambda v: json.dumps(v), return_dtype=pl.String, skip_nulls=True).fill_null("null")
+    if dtype == pl.Boolean:
+        return pl.when(c.is_null()).then(pl.lit("null")).otherwise(pl.when(c).then(pl.lit("true")).otherwise(pl.lit("false")))
+    return _json_string(c.cast(pl.String), controls)
+
+
+def _has_controls(frame: pl.DataFrame, cols: list[str]) -> bool:
+    strings = [c for c in cols if frame.schema[c] == pl.String]
+    if not strings or frame.height == 0:
+        return False
+    return bool(frame.select(pl.any_horizontal([pl.col(c).str.contains(r"[\x00-\x07\x0b\x0e-\x1f]") for c in strings]).any()).item())
+
+
+def ndjson_lines(events: pl.DataFrame, packs: PackSet) -> pl.Series:
+    """One JSON object per event, as ``json.dumps`` of ``records()`` would write it: the base keys
+    always, then ``text`` and ``message``, then the vocabulary fields that are not null."""
+    frame = events.with_columns(ts=iso_expr("ts") if events.schema.get("ts") != pl.String else pl.col("ts"))
+    frame = frame.with_columns([pl.lit(None, dtype=pl.String).alias(k) for k in BASE if k not in frame.columns])
+    frame = frame.rename({"raw": "_text", "msg": "_message"}).with_columns(text=pl.col("_text"), message=pl.col("_message"))
+    fixed = BASE + ["text", "message"]
+    vocab = [f for f in packs.vocabulary if f in frame.columns]
+    controls = _has_controls(frame, fixed + vocab)
+    parts: list[pl.Expr] = [pl.lit("{")]
+    for i, k in enumerate(fixed):
+        parts += [pl.lit(("" if i == 0 else ", ") + json.dumps(k) + ": "), _json_value(frame, k, controls)]
+    for f in vocab:
+        parts.append(pl.when(pl.col(f).is_not_null()).then(pl.concat_str([pl.lit(", " + json.dumps(f) + ": "), _json_value(frame, f, controls)])).otherwise(pl.lit("")))
+    parts.append(pl.lit("}"))
+    return frame.select(pl.concat_str(parts).alias("line"))["line"]
+
+
+def _write_lines(lines: pl.Series, safe_fn=None) -> None:
+    """Lines to stdout: one write per slice (piped), or each made safe for a terminal."""
     write = sys.stdout.write
-    safe = is_terminal()  # a log line must not repaint the analyst's terminal; a pipe gets it as it was
-    for path, line, raw in events.select("path", "line", "raw").iter_rows():
-        text = f"{path}:{line}:{raw}"
-        write((visible(text) if safe else text) + "\n")
+    if safe_fn is not None:
+        for text in lines:
+            write(safe_fn(text) + "\n")
+        return
+    if lines.len():
+        write("\n".join(lines.to_list()) + "\n")
+
+
+def grep(events: pl.DataFrame) -> None:
+    safe = visible if is_terminal() else None  # a log line must not repaint the analyst's terminal; a pipe gets it as it was
+    for start in range(0, events.height, SLICE):
+        part = events.slice(start, SLICE)
+        lines = part.select(pl.concat_str([pl.col("path").cast(pl.String), pl.lit(":"), pl.col("line").cast(pl.String), pl.lit(":"), pl.col("raw").fill_null("")]))
+        _write_lines(lines.to_series(), safe)
 
 
 def ndjson(events: pl.DataFrame, packs: PackSet) -> None:
-    write = sys.stdout.write
-    safe = is_terminal()
-    for d in records(events, packs):
-        text = json_dumps(d, default=str)
-        write((json_visible(text) if safe else text) + "\n")
+    safe = json_visible if is_terminal() else None
+    for start in range(0, events.height, SLICE):
+        _write_lines(ndjson_lines(events.slice(start, SLICE), packs), safe)
 
 
 def csv(events: pl.DataFrame, packs: PackSet) -> None:
     present = [f for f in packs.vocabulary if f in events.columns and events[f].null_count() < events.height]
     cols = BASE + ["raw"] + present
     out = events.select([c for c in cols if c in events.columns]).with_columns(
-        pl.col("ts").map_elements(iso_utc, return_dtype=pl.String) if events.height else pl.col("ts").cast(pl.String)
+        iso_expr("ts") if events.height else pl.col("ts").cast(pl.String)
     ).rename({"raw": "text"})
     # a cell a spreadsheet would run as a formula (=, +, -, @ first) gets a leading ' (safe.csv_cell)
     out = out.with_columns(csv_expr(c) for c, t in out.schema.items() if t == pl.String)
-    text = out.write_csv()
-    sys.stdout.write(visible(text, keep_newlines=True) if is_terminal() else text)
+    terminal = is_terminal()
+    for start in range(0, max(out.height, 1), SLICE):
+        text = out.slice(start, SLICE).write_csv(include_header=start == 0)
+        sys.stdout.write(visible(text, keep_newlines=True) if terminal else text)
 
 
 def table(events: pl.DataFrame, packs: PackSet, limit: int | None = None) -> None:

@@ -62,8 +62,8 @@ def histogram(events: pl.DataFrame, top: int = 12, target: int = 60, always: tup
     start = dt.datetime.fromtimestamp((int(t0.timestamp()) // b) * b, tz=dt.timezone.utc)
     n = int((t1 - start).total_seconds() // b) + 1
     idx = ((pl.col("ts") - pl.lit(start)).dt.total_seconds() // b).cast(pl.Int64)
-    counts = ev.with_columns(_b=idx).group_by("event", "_b").len()
-    totals = counts.group_by("event").agg(pl.col("len").sum()).sort(["len", "event"], descending=[True, False])
+    counts = ev.with_columns(_b=idx).group_by("event", "_b", maintain_order=True).len()
+    totals = counts.group_by("event", maintain_order=True).agg(pl.col("len").sum()).sort(["len", "event"], descending=[True, False])
     # the busiest kinds, and every kind that marks a cause even if rare (an unload is one line)
     keep = totals.head(top)["event"].to_list() + [e for e in totals["event"].to_list() if e in MARKERS][:6] + list(always)
     totals = totals.filter(pl.col("event").is_in(keep))

@@ -260,7 +260,7 @@ def broker_order(events: pl.DataFrame) -> dict[str, Skew]:
     )
     early = j.filter(pl.col("d") < -MIN_APPLY)
     out: dict[str, Skew] = {}
-    for (b,), g in early.group_by(["bpath"]):
+    for (b,), g in early.group_by(["bpath"], maintain_order=True):
         out[b] = Skew(b, "behind another broker", float(g["d"].min()), g.height, None, tuple(sorted(g["lpath"].unique().to_list())))
     return out
 

@@ -62,14 +62,14 @@ def identities(bev: pl.DataFrame) -> pl.DataFrame:
         return pl.DataFrame(schema={"path": pl.String, "node": pl.Int64, "host": pl.String})
     ids = (
         bev.filter(pl.col("broker_id").is_not_null())
-        .group_by(["path", "broker_id"]).len()
+        .group_by(["path", "broker_id"], maintain_order=True).len()
         .sort(["path", "len", "broker_id"], descending=[False, True, False])
         .group_by("path", maintain_order=True).agg(node=pl.col("broker_id").first())
     )
     hosts = (
         bev.filter(pl.col("event") == "broker_registered")
         .select("path", host=pl.col("address").str.extract(r"://\[?([^\]:/]+)", 1))
-        .group_by("path").agg(pl.col("host").drop_nulls().last())
+        .group_by("path", maintain_order=True).agg(pl.col("host").drop_nulls().last())
     )
     return ids.join(hosts, on="path", how="left").with_columns(pl.col("path").cast(pl.String))
 

@@ -49,7 +49,7 @@ def _culprits(cb: pl.DataFrame) -> pl.DataFrame:
     lib = pl.lit(False)
     for p in LIBRARY_PREFIXES:
         lib = lib | pl.col("method").str.starts_with(p)
-    has = frames.group_by("_i").agg(has_trace=pl.col("has_trace").first())
+    has = frames.group_by("_i", maintain_order=True).agg(has_trace=pl.col("has_trace").first())
     app = frames.filter(pl.col("frame").is_not_null() & ~lib).group_by("_i", maintain_order=True).agg(
         culprit=pl.col("method").first(), culprit_frame=pl.col("frame").first()
     )

@@ -31,7 +31,7 @@ def run(ctx: Context) -> list[Finding]:
     b = m.batches.with_columns(g_ep=pl.col("ep").fill_null(-1))
     per_tp = (
         b.sort("first_seen")
-        .group_by(["path", "g_ep", "topic_partition"])
+        .group_by(["path", "g_ep", "topic_partition"], maintain_order=True)
         .agg(
             pl.col("topic").first(),
             pl.col("partition").first(),

@@ -162,7 +162,7 @@ def _episodes(kev: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     # per (episode, node): how the node failed; the episode's node is the worst one
     per_node = (
         tr.filter(pl.col("tnode").is_not_null())
-        .group_by(["ep", "tnode"])
+        .group_by(["ep", "tnode"], maintain_order=True)
         .agg(
             n_unreachable=pl.col("unreachable").sum(),
             n_dropped=pl.col("dropped").sum(),
@@ -186,12 +186,12 @@ def _episodes(kev: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     )
     errors = (
         tr.filter(pl.col("retry") & pl.col("error").is_not_null())
-        .group_by(["ep", "error"]).agg(n=pl.len(), first=pl.col("ts").min())
+        .group_by(["ep", "error"], maintain_order=True).agg(n=pl.len(), first=pl.col("ts").min())
         .sort(["ep", "n", "first"], descending=[False, True, False])
         .group_by("ep", maintain_order=True).agg(retries_by_error=pl.struct(pl.col("error"), pl.col("n")))
     )
     eps = (
-        tr.group_by(["ep", "path", "client"])
+        tr.group_by(["ep", "path", "client"], maintain_order=True)
         .agg(
             **{"from": pl.col("ts").min()},
             to=pl.col("ts").max(),
@@ -250,7 +250,7 @@ def _batches(kev: pl.DataFrame) -> pl.DataFrame:
         lg=pl.col("logger").fill_null("") if "logger" in exp.columns else pl.lit(""),
     ).with_columns(lg_lines=pl.len().over(["batch", "lg"]))
     return (
-        exp.group_by("batch")
+        exp.group_by("batch", maintain_order=True)
         .agg(
             pl.col("path").first(),
             pl.col("topic_partition").first(),
@@ -392,7 +392,7 @@ def _loss(batches: pl.DataFrame, runs: pl.DataFrame, waits: pl.DataFrame) -> dic
         return out.setdefault(key, _empty_loss())
 
     if batches.height:
-        per = batches.group_by(["path", "ep"]).agg(
+        per = batches.group_by(["path", "ep"], maintain_order=True).agg(
             records=sat_sum(pl.col("total_records")),
             batches=sat_sum(pl.col("batches")),
             lines=pl.col("lines").sum(),
@@ -405,12 +405,12 @@ def _loss(batches: pl.DataFrame, runs: pl.DataFrame, waits: pl.DataFrame) -> dic
             d.update(expired_records=int(r["records"]), expired_batches=int(r["batches"]), expired_log_records=int(r["lines"]),
                      expired_partitions=list(r["tps"]), expired_first=r["first"], expired_last=r["last"])
     if runs.height:
-        per = runs.group_by(["path", "ep"]).agg(n=pl.col("count").sum(), k=pl.len())
+        per = runs.group_by(["path", "ep"], maintain_order=True).agg(n=pl.col("count").sum(), k=pl.len())
         for r in per.iter_rows(named=True):
             d = slot(r["path"], r["ep"])
             d.update(failed_sends=int(r["n"]), exhaustion_runs=int(r["k"]))
     if waits.height:
-        per = waits.group_by(["path", "ep"]).agg(n=pl.len(), topics=pl.col("topic").drop_nulls().unique().sort())
+        per = waits.group_by(["path", "ep"], maintain_order=True).agg(n=pl.len(), topics=pl.col("topic").drop_nulls().unique().sort())
         for r in per.iter_rows(named=True):
             d = slot(r["path"], r["ep"])
             d.update(metadata_timeouts=int(r["n"]), metadata_topics=list(r["topics"]))

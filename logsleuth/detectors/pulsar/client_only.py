@@ -86,13 +86,13 @@ def stuck_on_client(ev: pl.DataFrame, covered: pl.DataFrame, ends: dict, rule: t
     recovered = (
         groups.select("_g", "path", "topic", "last").join(ok, on=["path", "topic"], how="inner")
         .filter(pl.col("ok_ts") > pl.col("last"))
-        .group_by("_g").agg(recovered_at=pl.col("ok_ts").min())
+        .group_by("_g", maintain_order=True).agg(recovered_at=pl.col("ok_ts").min())
     )
     closed = cli.filter(pl.col("event") == "client_broker_closed_producer").select("path", x_ts="ts", x_row=pl.struct(pl.all()))
     notified = (
         groups.select("_g", "path", "first").join(closed, on="path", how="inner")
         .filter(pl.col("x_ts").is_between(pl.col("first") - CLOSED_BEFORE, pl.col("first")))
-        .sort("x_ts").group_by("_g").agg(closed_row=pl.col("x_row").last())
+        .sort("x_ts").group_by("_g", maintain_order=True).agg(closed_row=pl.col("x_row").last())
     )
     groups = groups.join(recovered, on="_g", how="left").join(notified, on="_g", how="left").sort("first")
     out = []

@@ -109,13 +109,13 @@ def _broker_side(ctx: Context, ev: pl.DataFrame, ends: dict) -> tuple[list[Findi
     recovered = (
         groups.select(RUN, *KEY, "first").join(created, on=KEY, how="inner", nulls_equal=True)
         .filter(pl.col("c_ts") >= pl.col("first"))
-        .group_by(RUN).agg(recovered_at=pl.col("c_ts").min())
+        .group_by(RUN, maintain_order=True).agg(recovered_at=pl.col("c_ts").min())
     )
     closed = ev.filter(pl.col("event") == "connection_closed").select("path", "connection", x_ts="ts")
     released = (
         groups.select(RUN, "path", "connection", "last").join(closed, on=["path", "connection"], how="inner")
         .filter(pl.col("x_ts") >= pl.col("last"))
-        .group_by(RUN).agg(released_at=pl.col("x_ts").min())
+        .group_by(RUN, maintain_order=True).agg(released_at=pl.col("x_ts").min())
     )
     groups = groups.join(recovered, on=RUN, how="left").join(released, on=RUN, how="left")
     is_stuck = ((pl.col("attempts") >= MIN_ATTEMPTS) & (pl.col("span_s") >= MIN_SPAN_S)) | (pl.col("attempts") >= MANY_ATTEMPTS)

@@ -57,7 +57,7 @@ def _lines(ctx: Context, path: str, ev: pl.DataFrame) -> pl.DataFrame:
     that is not an error: a successful send, usually), or other (sarama's other lines). A line is
     (file, line): the segments of a rotated log follow each other, oldest first."""
     file = pl.col("file").cast(pl.String)
-    per_line = ev.with_columns(file=file).group_by("file", "line").agg(
+    per_line = ev.with_columns(file=file).group_by("file", "line", maintain_order=True).agg(
         events=pl.col("event"),
         error=_col(ev, "error").drop_nulls().first(),
         node=_col(ev, "node", pl.Int64).drop_nulls().first(),
@@ -119,7 +119,7 @@ def _incidents(df: pl.DataFrame, unseen: bool = False) -> list[tuple[int, int]]:
     """(first, last) row indexes of the segments that hold a failure chain with sarama's own lines (with
     ``unseen``, sarama's Logger off, any segment with an error sarama handed to the application)."""
     segs = (
-        df.group_by("seg")
+        df.group_by("seg", maintain_order=True)
         .agg(
             first=pl.col("idx").min(),
             last=pl.col("idx").max(),
@@ -217,7 +217,7 @@ def _aftermath(df: pl.DataFrame, seg: pl.DataFrame, all_rows: list[dict], last: 
         b = breaker.select("ts", "line", "file", "idx").with_columns(
             p=((pl.col("ts").diff().dt.total_microseconds() / 1e6).fill_null(0) > BREAKER_TIMEOUT_S + 1).cast(pl.Int32).cum_sum()
         )
-        agg = b.group_by("p").agg(start=pl.col("ts").min(), end=pl.col("ts").max(), n=pl.len(), first=pl.struct("idx", "line", "file").sort_by("idx").first())
+        agg = b.group_by("p", maintain_order=True).agg(start=pl.col("ts").min(), end=pl.col("ts").max(), n=pl.len(), first=pl.struct("idx", "line", "file").sort_by("idx").first())
         for r in agg.sort("start").iter_rows(named=True):
             periods.append({"from": r["start"], "to": r["end"], "seconds": round(_seconds(r["start"], r["end"]), 3), "failed_sends": r["n"],
                             "line": r["first"]["line"]} | ({"file": r["first"]["file"]} if rot else {}))

@@ -248,7 +248,7 @@ class _Deliveries:
     def __init__(self, frame: pl.DataFrame):
         self.by: dict[tuple, np.ndarray] = {}
         if frame.height:
-            for (topic, part), g in frame.group_by(["app_topic", "app_partition"]):
+            for (topic, part), g in frame.group_by(["app_topic", "app_partition"], maintain_order=True):
                 self.by[(topic, int(part) if part is not None else None)] = np.sort(g["idx"].to_numpy())
 
     def _arrays(self, tps: list[str]) -> list[np.ndarray]:
@@ -313,7 +313,7 @@ def _windows(df: pl.DataFrame) -> list[tuple[int, int]]:
     gap = (pl.col("ts").diff().dt.total_microseconds() / 1e6).fill_null(0) > NEW_INCIDENT_GAP_S
     groups = (
         fails.select("idx", "ts").with_columns(g=gap.cum_sum())
-        .group_by("g").agg(first=pl.col("idx").min(), until=pl.col("ts").max() + dt.timedelta(seconds=NEW_INCIDENT_GAP_S))
+        .group_by("g", maintain_order=True).agg(first=pl.col("idx").min(), until=pl.col("ts").max() + dt.timedelta(seconds=NEW_INCIDENT_GAP_S))
         .sort("first")
     )
     stamped = df.filter(pl.col("ts").is_not_null()).select("idx", "ts").sort("ts")
@@ -344,7 +344,7 @@ def _leaders_before(df: pl.DataFrame, first: int) -> dict[str, int]:
     )
     if sel.height == 0:
         return {}
-    last = sel.group_by("topic", "partition").agg(pl.col("node").sort_by("idx").last())
+    last = sel.group_by("topic", "partition", maintain_order=True).agg(pl.col("node").sort_by("idx").last())
     return {f"{r['topic']}/{int(r['partition'])}": int(r["node"]) for r in last.iter_rows(named=True)}
 
 

@@ -44,7 +44,7 @@ def score(texts: pl.Series, layouts: list[Layout]) -> list[float]:
         return [0.0 for _ in layouts]
     frame = pl.DataFrame({"t": texts})
     exprs = [
-        (pl.lit(True) if lay.is_fallback else pl.col("t").str.contains(lay.start_regex)).sum().alias(str(i))
+        (pl.lit(True) if lay.is_fallback else (infer.head(pl.col("t")) if lay.inferred else pl.col("t")).str.contains(lay.start_regex)).sum().alias(str(i))
         for i, lay in enumerate(layouts)
     ]
     counts = frame.select(exprs).row(0) if exprs else []

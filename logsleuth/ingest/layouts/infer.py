@@ -24,9 +24,12 @@ from logsleuth.ingest.layouts.catalog import Layout
 from logsleuth.ingest.timeparse import TimeSpec, stamp_expr
 from logsleuth.resources import patterns_dir
 
-HEAD = 120  # a stamp must begin within this many characters of the line's start
-# the part of a line before its stamp: nothing, or up to HEAD characters ending in a non-alphanumeric
-_BEFORE = r"(?:[^\n]{0,%d}?[^0-9A-Za-z\n])??" % (HEAD - 1)
+HEAD = 120  # a stamp must begin within (about) this many characters of the line's start
+# the regexes run on the line's first HEAD_CHARS characters (a slice, not a counted repetition:
+# `[^\n]{0,119}?` compiles to a hundred-state automaton per regex, ~10 ms each at every start-up)
+HEAD_CHARS = HEAD + 40
+# the part of a line before its stamp: nothing, or text ending in a non-alphanumeric
+_BEFORE = r"(?:[^\n]*?[^0-9A-Za-z\n])??"
 # after the stamp: not another digit (so 10:15:31 is not read out of 10:15:311)
 _AFTER = r"(?:[^0-9]|$)"
 INFER_MARGIN = 0.10  # the inferred head must fit this much more of a file's lines than the best layout
@@ -35,18 +38,21 @@ MIN_FIT = 0.30  # ... and at least this share of them
 _LEVEL_WORDS = "TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|SEVERE|CRITICAL|CRIT|PANIC|DPANIC|FINEST|FINER|FINE"
 # a level in any dress, in the head of a line; one group per dress (a name may appear once)
 _LEVEL_RE = (
-    r"^[^\n]{0,%d}?(?:"
+    r"^[^\n]*?(?:"
     r"(?:^|[^\w=\"'])(?P<l0>%s)(?:$|[^\w=])"  # INFO, [ERROR], ERROR:
     r"|(?i:\blevel|\blvl|\bseverity|\bloglevel)[=:] ?\"?(?P<l1>[A-Za-z]+)"  # level=warn, "level":"info"
     r"|[\[<(] ?(?P<l2>(?i:trace|debug|info|notice|warn|warning|error|fatal|severe|critical|panic)) ?[\]>)]"  # [ warn ], <error>
     r"|<(?P<l3>[IWEFDT])>"  # <W>
     r"|\t(?P<l4>debug|info|warn|error|dpanic|panic|fatal)\t"  # zap console
-    r")" % (HEAD + 40, _LEVEL_WORDS)
+    r")" % _LEVEL_WORDS
 )
 # a class name (at least one package segment, the last one capitalised) before a separator
-_LOGGER_RE = (
-    r"^[^\n]{0,%d}?(?:^|[\s\[(])(?P<logger>(?:[A-Za-z_$][\w$]*\.)+[A-Z][\w$]*)(?:\s*(?:[-:|\])]))" % (HEAD + 80)
-)
+_LOGGER_RE = r"^[^\n]*?(?:^|[\s\[(])(?P<logger>(?:[A-Za-z_$][\w$]*\.)+[A-Z][\w$]*)(?:\s*(?:[-:|\])]))"
+
+
+def head(text: pl.Expr) -> pl.Expr:
+    """The part of a line the inferred head reads."""
+    return text.str.slice(0, HEAD_CHARS)
 
 
 @dataclass(frozen=True)
@@ -101,7 +107,7 @@ def stamp_at_start_rate(texts: pl.Series) -> float:
     texts = texts.filter(texts.str.strip_chars() != "")
     if texts.len() == 0:
         return 0.0
-    return texts.str.contains(_at_start()).sum() / texts.len()
+    return texts.str.slice(0, HEAD_CHARS).str.contains(_at_start()).sum() / texts.len()
 
 
 @lru_cache(maxsize=1)
@@ -118,7 +124,7 @@ def extra_starts(lines: pl.DataFrame) -> pl.DataFrame:
     idx = (~starts).arg_true()
     if idx.len() == 0:
         return lines
-    found = lines["text"].gather(idx).str.contains(any_dated_stamp())
+    found = lines["text"].gather(idx).str.slice(0, HEAD_CHARS).str.contains(any_dated_stamp())
     if not found.any():
         return lines
     return lines.with_columns(is_start=starts.scatter(idx.filter(found), True))
@@ -126,7 +132,7 @@ def extra_starts(lines: pl.DataFrame) -> pl.DataFrame:
 
 def stamp_exprs(text: pl.Expr, year: int | None) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
     """(aware UTC, naive, stamp text) of the first dated stamp in the head of ``text``."""
-    groups = text.str.extract_groups(any_dated_stamp())
+    groups = head(text).str.extract_groups(any_dated_stamp())
     aware, naive, texts = [], [], []
     for i, s in enumerate(_dated()):
         part = groups.struct.field(f"_s{i}")
@@ -142,14 +148,14 @@ def stamp_exprs(text: pl.Expr, year: int | None) -> tuple[pl.Expr, pl.Expr, pl.E
 
 def level_expr(text: pl.Expr) -> pl.Expr:
     """The level word of a line's head, as printed (normalised by the caller)."""
-    g = text.str.extract_groups(_LEVEL_RE)
+    g = head(text).str.extract_groups(_LEVEL_RE)
     return pl.coalesce([g.struct.field(f"l{i}") for i in range(5)])
 
 
 def logger_expr(text: pl.Expr) -> pl.Expr:
     """The logger of a line's head: a class name before a separator, not an exception's
     (``java.net.ConnectException: …`` names what was thrown, not who logged it)."""
-    name = text.str.extract(_LOGGER_RE, 1)
+    name = text.str.slice(0, HEAD_CHARS + 80).str.extract(_LOGGER_RE, 1)
     return pl.when(name.str.contains(r"(?:Exception|Error|Throwable)$")).then(None).otherwise(name)
 
 
@@ -161,7 +167,7 @@ def inferred_layout(texts: pl.Series, best_rate: float) -> tuple[Layout, float] 
     n = texts.len()
     if n == 0:
         return None
-    frame = pl.DataFrame({"t": texts})
+    frame = pl.DataFrame({"t": texts.str.slice(0, HEAD_CHARS)})
     shapes = stamps()
     counts = frame.select([pl.col("t").str.contains(f"^{_BEFORE}(?:{s.regex}){_AFTER}").sum().alias(str(i)) for i, s in enumerate(shapes)]).row(0)
     rates = [c / n for c in counts]
