@@ -117,11 +117,20 @@ def _write_lines(lines: pl.Series, safe_fn=None) -> None:
         write("\n".join(lines.to_list()) + "\n")
 
 
+def visible_names(events: pl.DataFrame) -> pl.Expr:
+    """The ``path`` column with each distinct name made visible (one call per file, not per row)."""
+    names = events["path"].cast(pl.String).unique().drop_nulls().to_list() if events.height else []
+    hostile = {n: visible(n) for n in names if visible(n) != n}
+    path = pl.col("path").cast(pl.String)
+    return path.replace(hostile) if hostile else path
+
+
 def grep(events: pl.DataFrame) -> None:
     safe = visible if is_terminal() else None  # a log line must not repaint the analyst's terminal; a pipe gets it as it was
+    path = visible_names(events)  # a file name is shown escaped even to a pipe: it is not the log's text
     for start in range(0, events.height, SLICE):
         part = events.slice(start, SLICE)
-        lines = part.select(pl.concat_str([pl.col("path").cast(pl.String), pl.lit(":"), pl.col("line").cast(pl.String), pl.lit(":"), pl.col("raw").fill_null("")]))
+        lines = part.select(pl.concat_str([path, pl.lit(":"), pl.col("line").cast(pl.String), pl.lit(":"), pl.col("raw").fill_null("")]))
         _write_lines(lines.to_series(), safe)
 
 

@@ -143,7 +143,10 @@ def lines(events: pl.DataFrame) -> None:
 
     write = sys.stdout.write
     safe = is_terminal()  # like `events --format grep`: as it was when piped, visible on a terminal
-    for ts, path, line, raw in events.select("ts", "path", "line", "raw").iter_rows():
+    from logsleuth.render.events import visible_names
+
+    # a file name is shown escaped even to a pipe: it is not the log's text
+    for ts, path, line, raw in events.select("ts", visible_names(events).alias("path"), "line", "raw").iter_rows():
         text = f"{iso_utc(ts) or '-'} {path}:{line}:{raw}"
         write((visible(text) if safe else text) + "\n")
 
