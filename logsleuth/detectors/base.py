@@ -16,6 +16,19 @@ from typing import Callable
 import polars as pl
 
 from logsleuth.detectors.finding import Evidence, Finding
+
+INT_MAX, INT_MIN = 2**63 - 1, -(2**63)
+
+
+def sat_sum(expr: pl.Expr) -> pl.Expr:
+    """``expr.sum()`` that cannot wrap around: summed in 128 bits, clamped to the Int64 range
+    (record counts in logs are untrusted: two near 2^63 must not add up to a negative number)."""
+    return expr.cast(pl.Int128).sum().clip(INT_MIN, INT_MAX).cast(pl.Int64)
+
+
+def sat_mul(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    """``a * b`` for Int64 counts, clamped instead of wrapping around."""
+    return (a.cast(pl.Int128) * b.cast(pl.Int128)).clip(INT_MIN, INT_MAX).cast(pl.Int64)
 from logsleuth.ingest.coverage import Coverage
 from logsleuth.ingest.coverage import compute as compute_coverage
 from logsleuth.timeline.links import Links

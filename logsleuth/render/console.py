@@ -10,6 +10,8 @@ import sys
 
 from rich.console import Console
 
+from logsleuth.safe import SafeConsole
+
 _color = "auto"  # set once per run by the command line (set_color)
 
 
@@ -106,11 +108,11 @@ def stdout_console() -> Console:
     # piped: COLUMNS when it is set, else wide enough that no table wraps an id or a path (grep sees
     # whole rows); never padded with trailing spaces
     width = None if is_terminal() else (_columns() or 400)
-    return Console(file=_NoTrailingSpace(sys.stdout), markup=False, emoji=False, highlight=False, soft_wrap=False, width=width, **_color_kwargs())
+    return SafeConsole(file=_NoTrailingSpace(sys.stdout), markup=False, emoji=False, highlight=False, soft_wrap=False, width=width, **_color_kwargs())
 
 
 def stderr_console() -> Console:
-    return Console(file=sys.stderr, markup=False, emoji=False, highlight=False)
+    return SafeConsole(file=sys.stderr, markup=False, emoji=False, highlight=False)
 
 
 def is_terminal() -> bool:
@@ -138,4 +140,4 @@ def report_console() -> Console:
     """The terminal report's console: the terminal's width (or ``COLUMNS``; when piped, the width of
     the terminal stderr is on, else 100 as for text), colours by ``--color``."""
     width = None if is_terminal() else report_width()
-    return Console(markup=False, emoji=False, highlight=False, soft_wrap=False, width=width, **_color_kwargs())
+    return SafeConsole(markup=False, emoji=False, highlight=False, soft_wrap=False, width=width, **_color_kwargs())

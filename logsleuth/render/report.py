@@ -14,6 +14,8 @@ import io
 from dataclasses import dataclass
 
 from rich.console import Console
+
+from logsleuth.safe import SafeConsole
 from rich.table import Table
 from rich.text import Text
 
@@ -53,7 +55,7 @@ class View:
             names += list(segs)
         self.short = Shortener(names)
         self.told: set[str] = set()
-        self._measure = Console(width=self.width, markup=False, emoji=False, highlight=False, color_system=None)
+        self._measure = SafeConsole(width=self.width, markup=False, emoji=False, highlight=False, color_system=None)
 
     # ------------------------------------------------------------------ helpers
 
@@ -393,6 +395,6 @@ def terminal(a: Analysis, con: Console, height: int | None = None, verbose: bool
 
 def text(a: Analysis, width: int = 100, verbose: bool = False, elapsed: float | None = None) -> str:
     buf = io.StringIO()
-    con = Console(file=buf, width=width, markup=False, emoji=False, highlight=False, color_system=None, force_terminal=False, legacy_windows=False)
+    con = SafeConsole(file=buf, width=width, markup=False, emoji=False, highlight=False, color_system=None, force_terminal=False, legacy_windows=False)
     render(a, con, SCREEN, verbose, elapsed)
     return "\n".join(ln.rstrip() for ln in buf.getvalue().splitlines()) + "\n"
