@@ -133,6 +133,16 @@ class Context:
         return out + [rep for rep in (self.input(log) for log in self.logs) if rep is not None]
 
 
+def logfmt_message(expr: pl.Expr) -> pl.Expr:
+    """A logfmt record's message (logrus' and slog's text formatters print ``msg="..." key=value``;
+    those layouts keep the whole so that packs read the fields): the value of ``msg``, unquoted, for a
+    detector that reads an application's own words (a line that is not logfmt is as it was)."""
+    inner = expr.str.extract(r'^msg="((?:[^"\\]|\\.)*)"', 1)
+    bare = expr.str.extract(r"^msg=([^\s\"]\S*)", 1)
+    unq = inner.str.replace_all(r"\\n", "\n").str.replace_all(r"\\t", "\t").str.replace_all('\\"', '"', literal=True).str.replace_all("\\\\", "\\", literal=True)
+    return pl.coalesce(unq, bare, expr)
+
+
 def merged(segments: list[InputReport], head: InputReport) -> InputReport:
     """One report for the segments of a rotated log: ``head``'s name, the layout, envelope and zone
     of the segment with the most records (the current segment is often empty right after a
