@@ -132,6 +132,10 @@ def _expand_one(given: str, add) -> None:
     if st is not None and stat.S_ISDIR(st.st_mode):
         found = _walk(p)
         if not found:
+            left = _left_out(p)
+            if left:
+                shown = ", ".join(left[:3]) + (f" and {len(left) - 3} more" if len(left) > 3 else "")
+                raise LogsleuthError(f"{given}: no logs in this directory ({len(left)} file(s) left out by their name as code, docs or configuration: {shown}; name a file to read it)")
             raise LogsleuthError(f"{given}: directory contains no files")
         for f in found:
             add(Source(str(f), f, from_directory=True))
@@ -253,10 +257,11 @@ def safe_glob(pattern: str) -> list[str]:
 
 
 # files found by walking a directory that are not logs by their name (code, docs, configuration,
-# data): left out; a file named on the command line is always read
+# data): left out; a file named on the command line is always read. Markdown is read: a log pasted
+# from an issue or a chat is saved as .md (its quotes and fences are peeled, docs/layouts.md)
 NOT_LOGS = {
     ".py", ".pyc", ".pyi", ".java", ".class", ".jar", ".go", ".rs", ".c", ".h", ".cc", ".cpp", ".js", ".ts",
-    ".sh", ".bat", ".ps1", ".md", ".rst", ".toml", ".yaml", ".yml", ".ini", ".cfg", ".conf", ".properties",
+    ".sh", ".bat", ".ps1", ".rst", ".toml", ".yaml", ".yml", ".ini", ".cfg", ".conf", ".properties",
     ".xml", ".html", ".htm", ".css", ".svg", ".parquet", ".whl", ".so", ".dll", ".exe",
 }
 
@@ -279,6 +284,17 @@ def _walk(d: Path) -> list[Path]:
             if _is_regular(f):  # FIFOs, devices and sockets found in a walk are not logs
                 files.append(f)
     return files
+
+
+def _left_out(d: Path) -> list[str]:
+    """The files a walk of ``d`` leaves out by their name (for the error when nothing is left)."""
+    out = []
+    for root, dirs, names in os.walk(d):
+        dirs[:] = sorted(x for x in dirs if not x.startswith(".") and x != "__pycache__")
+        out += [os.path.relpath(os.path.join(root, n), d) for n in sorted(names) if not n.startswith(".") and Path(n).suffix.lower() in NOT_LOGS]
+        if len(out) > 50:
+            break
+    return out
 
 
 # --------------------------------------------------------------------------- raw bytes
