@@ -178,7 +178,9 @@ def evidence(row: dict, note: str = "") -> Evidence:
     """An evidence line from an events-table row: its file (the segment of a rotated log), first
     line and original text."""
     text = row.get("raw") or ""
-    return Evidence(path=row.get("file") or row["path"], line=int(row["line"]), text=text, ts=row.get("ts"), note=note)
+    msg = row.get("msg") or ""
+    return Evidence(path=row.get("file") or row["path"], line=int(row["line"]), text=text, ts=row.get("ts"), note=note,
+                    message=msg if msg != text else "")
 
 
 def segment_of(row: dict) -> str | None:
