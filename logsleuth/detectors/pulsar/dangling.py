@@ -612,8 +612,8 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
         ]
     ruled = [
         "A transient clash (a retry overtaking a slow close) clears within seconds and is followed by 'Created new producer'; "
-        + (f"these rejections lasted {subjects[0]['stuck_for']}." if len({x['stuck_for'] for x in subjects}) == 1 and len(subjects) == 1
-           else f"these rejections lasted {_durations(subjects)} ({n} producers).")
+        + (_lasted(subjects[0]) if len(subjects) == 1
+           else f"these producers were stuck {_durations(subjects)} ({n} producers).")
     ]
     if transient.height:
         for t in rows(transient.head(3)):
@@ -661,6 +661,15 @@ def _some(items: list[str], noun: str) -> str:
     if len(items) <= NAMED_MAX:
         return "; ".join(items)
     return "; ".join(items[:NAMED_MAX]) + f"; and {len(items) - NAMED_MAX:,} more {noun}s (every one is in the subjects)"
+
+
+def _lasted(x: dict) -> str:
+    """How long one producer's rejections went on, in the words its table row uses: 'stuck for' runs
+    to its recovery, or to the end of the log when it is still stuck (the rejections' own span, the
+    finding's 'seen', ends at the last rejection)."""
+    if x["still_stuck"]:
+        return f"this producer was still rejected at the end of the log, {x['stuck_for']} after the first rejection."
+    return f"these rejections lasted {x['stuck_for']} until {x['resolved_by']}."
 
 
 def _durations(subjects: list[dict]) -> str:
