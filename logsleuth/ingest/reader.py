@@ -92,6 +92,7 @@ def _split_last_record(lines: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]
 
 
 Process = Callable[[pl.DataFrame], pl.DataFrame]
+PROCESS_ROWS = 20_000  # selected records handed to process at a time (the last batch of an input may be smaller)
 
 
 def read_source(
@@ -126,12 +127,28 @@ def read_source(
     edge_parts: list[pl.DataFrame] = []  # with process: the first and last record of each chunk (the time span)
     same_text = False
 
-    def processed(rec: pl.DataFrame, edge_rids: list[int]) -> None:
-        """A chunk's records parsed: the edges kept for the span, the selected ones processed."""
-        edge_parts.append(compact(rec.filter(pl.col("rid").is_in(edge_rids))))
-        out = process(rec.filter(pl.col("_selected")).drop("_selected"))  # type: ignore[misc]
+    pending: list[pl.DataFrame] = []  # with process: selected records not processed yet
+
+    def flush() -> None:
+        """The pending records processed at once: a few matcher passes per input instead of one per
+        chunk (each pass has a fixed cost per pattern; a sparse log has a few hundred candidates a chunk)."""
+        if not pending:
+            return
+        batch = pending[0] if len(pending) == 1 else pl.concat(pending, how="diagonal_relaxed")
+        pending.clear()
+        out = process(batch)  # type: ignore[misc]
         if out.height:
             parts.append(compact(out))
+
+    def processed(rec: pl.DataFrame, edge_rids: list[int]) -> None:
+        """A chunk's records parsed: the edges kept for the span, the selected ones processed (in
+        batches of at least PROCESS_ROWS records: memory stays bounded by the batch)."""
+        edge_parts.append(compact(rec.filter(pl.col("rid").is_in(edge_rids))))
+        sel = rec.filter(pl.col("_selected")).drop("_selected")
+        if sel.height:
+            pending.append(compact(sel))
+            if sum(x.height for x in pending) >= PROCESS_ROWS:
+                flush()
 
     def handle(lines: pl.DataFrame) -> None:
         nonlocal rid_base
@@ -275,6 +292,7 @@ def read_source(
         carry = lines if carry is None else pl.concat([carry, lines], how="vertical_relaxed")
     if carry is not None:
         handle(carry)
+    flush()
 
     if clock is None:  # empty input
         stats.note("empty input: no lines")
