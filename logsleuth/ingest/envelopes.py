@@ -5,7 +5,10 @@
   them (:func:`join_partials`), numbered by their first physical line
 * ``fluentd-out_file`` — fluentd's ``out_file`` default format: ``<time>\t<tag>\t<record JSON>``
   (the text is in the record's ``log``/``message``/``msg``)
-* ``docker-ts`` — ``docker logs -t``: an RFC 3339 (nano) stamp and a space before the text
+* ``docker-ts`` — ``docker logs -t``: an RFC 3339 (nano) stamp and a space before the text; taken
+  only when the text inside is read no worse (with the collectors' fixed 7-9-digit stamps) or
+  clearly better (any other stamp: an application's own ISO stamp) than the whole line
+  (``layouts.detect._earns``)
 * wrappers (``wrappers.py``, ``patterns/wrappers.toml``) — what a tool put in front of each line
   (``docker compose logs``, ``kubectl logs --prefix``, syslog, a Markdown quote, ...): peeled first
 * ``json`` — one JSON object per line with the text in ``log``/``msg``/``message``/... (docker
@@ -36,6 +39,9 @@ CRI_PARTIAL_RE = rf"^{RFC3339} (?:stdout|stderr) P "
 # fluentd out_file: time (time_format default: ISO 8601 with an offset), TAB, tag, TAB, the record as JSON
 FLUENTD_RE = r"^(?P<ets>\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:?\d{2}))\t(?P<tag>[^\t]*)\t(?P<inner>\{.*)$"
 DOCKER_TS_RE = rf"^(?P<ets>{RFC3339}) (?P<inner>.*)$"
+# what `docker logs -t` and `kubectl logs --timestamps` print (Go's RFC3339NanoFixed: 9 fraction
+# digits, moby api/server/httputils, kubelet kuberuntime/logs) and GitHub Actions' raw logs (7)
+FIXED_TS_RE = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{7,9}(?:Z|[+-]\d{2}:\d{2}) "
 ANSI_RE = r"\x1b\[[0-9;?]*[A-Za-z]"
 
 TEXT_KEYS = ("log", "msg", "message", "MESSAGE", "Message", "text", "@message")
@@ -88,6 +94,14 @@ def _rate(lines: list[str], regex: str) -> float:
         return 0.0
     cre = re.compile(regex)
     return sum(1 for x in lines if cre.match(x)) / len(lines)
+
+
+def fixed_stamps(lines: pl.Series) -> bool:
+    """Do most of these (non-empty) lines begin with the fixed 7-9-digit stamp of a log collector
+    (``docker logs -t``, ``kubectl logs --timestamps``, GitHub Actions), rather than with the
+    millisecond stamp an application prints itself?"""
+    lines = lines.filter(lines.str.strip_chars() != "")
+    return lines.len() > 0 and lines.str.contains(FIXED_TS_RE).sum() >= 0.5 * lines.len()
 
 
 def _json_shape(lines: list[str]) -> dict | None:

@@ -165,25 +165,27 @@ def read_source(
             naive = clock.naive_from_tod(starts).select("rid", "_ts_naive")
             clock.observe_naive(naive)
         if select is not None and reduce is not None:
-            edge = pl.col("rid").is_in([rid_base, rid_base + n_starts - 1])
             wanted = lines.filter(pl.col("_sel")).select("rid").unique()
             every = assemble(lines, det.layout, clock, naive).with_columns(_selected=pl.col("rid").is_in(wanted["rid"].implode()))
             rparts.append(compact(reduce(every)))
             cparts.append(compact(edges(every, _PROVISIONAL, _TIME_COLS)))
+            # the span's edges: the first and last records with a time (not a line of prose on top)
+            timed = every.filter(_PROVISIONAL.is_not_null())["rid"]
+            edge_rids = [int(timed.min()), int(timed.max())] if timed.len() else [rid_base, rid_base + n_starts - 1]
             if process is not None:
-                processed(every, [rid_base, rid_base + n_starts - 1])
+                processed(every, edge_rids)
                 rid_base += n_starts
                 return
-            rec = every.filter(pl.col("_selected") | edge)
+            rec = every.filter(pl.col("_selected") | pl.col("rid").is_in(edge_rids))
         else:
             # keep the lines of the selected records (and the first and last of the chunk): they
             # are parsed once, at the end; coverage reads its own few records now
             if select is not None:
-                cparts.append(coverage_sample(lines, n_starts, naive))
+                table, edge_rids = coverage_sample(lines, n_starts, naive)
+                cparts.append(table)
                 if sum(c.height for c in cparts) > 50_000:  # fold the chunks' rows into one table now and then
                     cparts[:] = [edges(pl.concat(cparts, how="diagonal_relaxed"), _PROVISIONAL, _TIME_COLS)]
                 wanted = lines.filter(pl.col("_sel")).select("rid").unique()["rid"]
-                edge_rids = [rid_base, rid_base + n_starts - 1]
                 keep = pl.col("rid").is_in(wanted.implode()) | pl.col("rid").is_in(edge_rids)
                 kept = lines.filter(keep)
                 if process is not None:  # parse and match this chunk's candidates now; keep only the result
@@ -210,16 +212,32 @@ def read_source(
         rid_base += n_starts
         parts.append(compact(rec))
 
-    def coverage_sample(lines: pl.DataFrame, n_starts: int, naive: pl.DataFrame | None) -> pl.DataFrame:
-        """The coverage table of one chunk (coverage.edges) without parsing every record: every
+    def coverage_sample(lines: pl.DataFrame, n_starts: int, naive: pl.DataFrame | None) -> tuple[pl.DataFrame, list[int]]:
+        """The coverage table of one chunk (coverage.edges) without parsing every record, and the
+        chunk's edges for the time span: its first and last records that carry a time. Every
         COVERAGE_EVERY-th record and the chunk's first and last are parsed; where two of them
         are more than a bucket apart (the log is sparse there, or has a hole) every record between
-        them is parsed too. So every occupied minute is seen, and every gap longer than two
-        buckets is bounded by its true records."""
+        them is parsed too, and so is every record before the first and after the last of them
+        that has a time (a line of prose, a banner or a stack trace without stamps at the top of
+        a log: its first record has none). So every occupied minute is seen, every gap longer
+        than two buckets is bounded by its true records, and the span by the true first and last
+        stamps."""
         assert det is not None and clock is not None
         rid, start = pl.col("rid"), pl.col("is_start")
-        picked = (rid % COVERAGE_EVERY == 0) | (rid == rid_base) | (rid == rid_base + n_starts - 1)
+        first, last = rid_base, rid_base + n_starts - 1
+        picked = (rid % COVERAGE_EVERY == 0) | (rid == first) | (rid == last)
         sample = assemble(lines.filter(start & picked), det.layout, clock, naive).select("rid", *_TIME_COLS)
+        timed = sample.filter(_PROVISIONAL.is_not_null())["rid"]
+        if timed.len() and (timed.min() > first or timed.max() < last):  # the edges have no time
+            lo, hi = timed.min(), timed.max()
+            beyond = start & ~picked & ((rid < lo) | (rid > hi))
+            outer = lines.filter(beyond)
+            if outer.height:
+                more = assemble(outer, det.layout, clock, naive).select("rid", *_TIME_COLS)
+                sample = pl.concat([sample, more]).sort("rid")
+                timed = sample.filter(_PROVISIONAL.is_not_null())["rid"]
+                picked = picked | (rid < lo) | (rid > hi)
+        edge_rids = [int(timed.min()), int(timed.max())] if timed.len() else [first, last]
         keyed = sample.select("rid", _b=_PROVISIONAL.dt.truncate(COVERAGE_BUCKET)).drop_nulls("_b")
         far = keyed.select(
             "rid", _to=rid.shift(-1), _far=(pl.col("_b").shift(-1) - pl.col("_b")).abs() > pl.duration(seconds=COVERAGE_BUCKET_S)
@@ -231,8 +249,8 @@ def read_source(
                 more = assemble(lines.filter(start & rid.is_in(inside.implode())), det.layout, clock, naive)
                 sample = pl.concat([sample, more.select("rid", *_TIME_COLS)])
         if sample.height > 2_000:  # a sparse stretch: keep the earliest and latest per minute and level
-            return compact(edges(sample, _PROVISIONAL, _TIME_COLS))
-        return compact(sample.select(*_TIME_COLS, n=pl.lit(1, dtype=pl.Int64)))
+            return compact(edges(sample, _PROVISIONAL, _TIME_COLS)), edge_rids
+        return compact(sample.select(*_TIME_COLS, n=pl.lit(1, dtype=pl.Int64))), edge_rids
 
     def per_line_exprs() -> dict[str, pl.Expr]:
         # one pass, so Polars runs these expressions in parallel

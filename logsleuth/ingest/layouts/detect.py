@@ -6,6 +6,8 @@ every layout alike). The best rate wins; among rates within ``TIE`` of the best,
 pins down more fields wins, then the envelope listed first. When no catalogued layout
 fits the lines well, the inferred head (``infer.py``: the file's dominant timestamp shape) is used
 if it fits clearly more of them; the message-only fallback only when nothing reaches ``MIN_RATE``.
+A ``docker-ts`` envelope competes only when it earns its place (``_earns``): an application's own
+ISO stamp at the start of its lines is not taken for one.
 """
 
 from __future__ import annotations
@@ -40,9 +42,9 @@ class Detection:
 def _starts(lay: Layout) -> pl.Expr:
     """Does a line start a record of this layout? A layout whose level column holds no level word
     on that line does not fit it (``%d [%t] %p`` reading ``[ INFO ] ProducerImpl`` as thread 'INFO'
-    and level 'ProducerImp')."""
+    and level 'ProducerImp'). The fallback starts one on every line."""
     if lay.is_fallback:
-        return pl.lit(True)
+        return pl.col("t").is_not_null()
     text = infer.head(pl.col("t")) if lay.inferred else pl.col("t")
     if "(?P<level>" not in lay.start_regex:
         return text.str.contains(lay.start_regex)
@@ -68,6 +70,24 @@ def fit(texts: pl.Series, layouts: list[Layout]) -> float:
     return max([*rates, infer.stamp_at_start_rate(texts)])
 
 
+def _earns(env: Envelope, inner: pl.Series, plain: pl.Series, layouts: list[Layout]) -> bool:
+    """Does a ``docker-ts`` envelope read these lines better than no envelope does? Its stamp is
+    an RFC 3339 stamp and a space, which is also how many applications begin their own lines
+    (logback's ``%d{yyyy-MM-dd'T'HH:mm:ss.SSSX} [%level] …``). The stamp is there either way, so it
+    is no evidence: what counts is what is read beyond it, the text inside (a layout, or a stamp of
+    its own) against a catalogued layout on the whole line. ``docker logs -t`` and ``kubectl logs
+    --timestamps`` print 9 fraction digits, GitHub Actions 7 (``envelopes.fixed_stamps``): with those
+    the envelope only has to read the lines no worse; with any other stamp it must read them clearly
+    better (as a loose wrapper must, ``wrappers.needs_gain``). A JSON record inside is read as such."""
+    if env.outer != "docker-ts" or env.json_text:
+        return True
+    inside = fit(inner, layouts)
+    whole = max(score(plain, [lay for lay in layouts if not lay.is_fallback]), default=0.0)
+    if envelopes.fixed_stamps(plain):
+        return inside >= whole - wrap.GAIN
+    return inside > whole + wrap.GAIN
+
+
 def detect(sample: list[str], layouts: list[Layout], forced: Layout | None = None) -> Detection:
     ansi = any("\x1b[" in x for x in sample[:SAMPLE_LINES])
     clean = pl.Series(sample[:SAMPLE_LINES], dtype=pl.String)
@@ -79,11 +99,19 @@ def detect(sample: list[str], layouts: list[Layout], forced: Layout | None = Non
         envs = [dataclasses.replace(e, wrappers=chain, ansi=e.ansi or ansi) for e in envs]
     raw = pl.DataFrame({"line": list(range(1, min(len(sample), SAMPLE_LINES) + 1)), "raw": sample[:SAMPLE_LINES]},
                        schema={"line": pl.Int64, "raw": pl.String})
+
+    def text_of(env: Envelope) -> pl.Series:
+        if env.is_none and not env.ansi:
+            return raw["raw"]
+        return envelopes.unwrap(envelopes.join_partials(raw, env), env)["text"]
+
+    texts_of = [text_of(env) for env in envs]
+    plain = texts_of[-1]  # the last candidate: no outer envelope (the wrappers peeled, if any)
+    kept = [(env, t) for env, t in zip(envs, texts_of) if _earns(env, t, plain, layouts)]
     pool = [forced] if forced is not None else list(layouts)
     scored: list[tuple[float, int, int, Envelope, Layout]] = []
     inferred: list[tuple[float, int, int, Envelope, Layout]] = []
-    for ei, env in enumerate(envs):
-        texts = envelopes.unwrap(envelopes.join_partials(raw, env), env)["text"] if not env.is_none or env.ansi else raw["raw"]
+    for ei, (env, texts) in enumerate(kept):
         rates = score(texts, pool)
         for lay, rate in zip(pool, rates):
             scored.append((rate, lay.specificity, -ei, env, lay))
