@@ -9,6 +9,13 @@ The application writes these lines, not sarama, so no pack can know their words:
 here are the common ones (``partition 3``, ``partition=3``, ``"partition":3``, ``orders/3`` or
 ``orders-3`` for a topic sarama's own lines name), and a line that names none of them is simply
 not tied to a partition.
+
+Which of the application's lines are deliveries (``delivery``): a line that says a send got through —
+it names a partition or an offset, or says delivered / sent / produced / published / wrote / written /
+stored / acked — and says nothing of a failure. Every other line the application logs (a status line
+such as ``Buffer fullness: 800 / 10000 metrics``, an HTTP access line, ``heartbeat ok``, a metrics
+dump: other goroutines keep logging while a send hangs) is neutral: it tells nothing about the send,
+so it neither bounds a stall nor ends one.
 """
 
 from __future__ import annotations
@@ -35,12 +42,20 @@ MAX_FIGURE_S = 86_400.0  # a send measured longer than a day is no figure of our
 
 PARTITION_RE = r"""(?i)["']?\bpartition(?:_?id)?["']?\s*[:=]?\s*["']?(\d+)\b"""
 TOPIC_RE = r"""(?i)["']?\btopic["']?\s*[:=]?\s*["']?([A-Za-z0-9._-]+)"""
+# the words of a line that says a send got through, and of one that says it did not
+DELIVERY_RE = r"(?i)\b(?:deliver(?:ed|y|ies)?|sent|produced|published|wrote|written|stored|ack(?:ed|nowledged)|offsets?|partitions?)\b"
+OFFSET_RE = r"""(?i)["']?\boffset["']?\W{0,3}\d+"""
+NOT_DELIVERED_RE = (
+    r"(?i)\b(?:fail\w*|errors?|unable|could ?n[o']t|cannot|can't|timed? ?out|timeout|refused|retrying|dropp\w*|discard\w*"
+    r"|not (?:delivered|sent|produced|published|written|acked))\b"
+)
 
 
 def with_app_fields(df: pl.DataFrame, topics: list[str]) -> pl.DataFrame:
     """``app_partition`` and ``app_topic`` of the application's own lines (``ok`` or ``app_error``),
     from their raw text: JSON fields, key=value, words, or ``topic/N`` / ``topic-N`` for a topic
-    sarama's lines name. Nulls elsewhere."""
+    sarama's lines name (nulls elsewhere); and ``delivery``: an ``ok`` line that says a send got
+    through (see the module text)."""
     mine = pl.col("ok") | pl.col("app_error")
     raw = pl.col("raw").fill_null("")
     part = raw.str.extract(PARTITION_RE, 1).cast(pl.Int64, strict=False)
@@ -50,10 +65,19 @@ def with_app_fields(df: pl.DataFrame, topics: list[str]) -> pl.DataFrame:
         tp_re = rf"(?:^|[^A-Za-z0-9._-])({alt})[/-](\d+)\b"
         part = pl.coalesce(part, raw.str.extract(tp_re, 2).cast(pl.Int64, strict=False))
         topic = pl.coalesce(topic, raw.str.extract(tp_re, 1))
+    first = pl.col("msg").fill_null("").str.split("\n").list.first()
+    said = (first.str.contains(DELIVERY_RE) | raw.str.contains(OFFSET_RE) | part.is_not_null()) & ~first.str.contains(NOT_DELIVERED_RE)
     return df.with_columns(
         app_partition=pl.when(mine).then(part),
         app_topic=pl.when(mine).then(topic.str.strip_chars(".,:;")),
+        delivery=pl.col("ok") & said.fill_null(False),
     )
+
+
+def success_col(df: pl.DataFrame) -> pl.Expr:
+    """The application's success lines where only its lines tell (sarama's Logger off): its deliveries
+    (``delivery``), or, when none of its lines is worded as one, every line of it that is no error."""
+    return pl.col("delivery") if "delivery" in df.columns and df["delivery"].any() else pl.col("ok")
 
 
 def _family(raw: str) -> str | None:

@@ -18,6 +18,7 @@ import polars as pl
 from logsleuth.errors import LogsleuthError
 
 from logsleuth.detectors.base import Context, logfmt_message
+from logsleuth.detectors.sarama.appfields import success_col
 
 # error texts that reach the application (or that sarama prints instead of returning them)
 ERROR_TEXT_EVENTS = {"sarama_out_of_brokers", "sarama_breaker_open", "sarama_produce_failed"}
@@ -54,7 +55,8 @@ def _col(df: pl.DataFrame, name: str, dtype=pl.String) -> pl.Expr:
 def _lines(ctx: Context, path: str, ev: pl.DataFrame) -> pl.DataFrame:
     """Every record of one input, with its sarama events (if any) and a class:
     chain (a sarama failure line or an error handed to the application), ok (an application line
-    that is not an error: a successful send, usually), or other (sarama's other lines). A line is
+    that is not an error: a delivery, or a neutral line such as another goroutine's status line;
+    client.prepare tells them apart, appfields.py), or other (sarama's other lines). A line is
     (file, line): the segments of a rotated log follow each other, oldest first."""
     file = pl.col("file").cast(pl.String)
     per_line = ev.with_columns(file=file).group_by("file", "line", maintain_order=True).agg(
@@ -133,19 +135,30 @@ def _incidents(df: pl.DataFrame, unseen: bool = False) -> list[tuple[int, int]]:
     return [(r["first"], r["last"]) for r in segs.iter_rows(named=True)]
 
 
+# a Go duration in an application's line ('in 7.279ms', 'in 1m28.1204s'): one token in a line's template
+DURATION_TOKEN_RE = r"\b\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h)(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))*\b"
+
+
 def _template(msg: str | None) -> str:
-    return re.sub(r"\d+", "#", msg or "")
+    """A line's shape: its Go durations and numbers as '#' (a slow send's 'in 1m28.1204s' is the
+    shape of a fast one's 'in 7.279ms')."""
+    return re.sub(r"\d+", "#", re.sub(DURATION_TOKEN_RE, "#", msg or ""))
+
+
+def template_expr(col: pl.Expr) -> pl.Expr:
+    """``_template`` as a Polars expression."""
+    return col.fill_null("").str.replace_all(DURATION_TOKEN_RE, "#").str.replace_all(r"\d+", "#")
 
 
 def _split_on_success(df: pl.DataFrame, first: int, last: int) -> list[tuple[int, int]]:
     """Cut an incident where the application logs, after an error, a line of the same shape as its
-    last line before the chain (its success line, e.g. 'message # delivered to partition # at
-    offset #') while sarama logged no state line in between."""
-    seg = df.slice(first, last - first + 1).select("idx", "msg", "ok", "chain", "app_error")
+    last success before the chain (e.g. 'message # delivered to partition # at offset #'; its
+    deliveries, appfields.success_col) while sarama logged no state line in between."""
+    seg = df.slice(first, last - first + 1).select("idx", "msg", "chain", "app_error", ok=success_col(df))
     chain_at = seg.filter(pl.col("chain"))["idx"]
     if chain_at.len() == 0:
         return [(first, last)]
-    pre = df.filter((pl.col("idx") < chain_at[0]) & pl.col("ok")).tail(1)
+    pre = df.filter((pl.col("idx") < chain_at[0]) & success_col(df)).tail(1)
     err_at = seg.filter(pl.col("app_error"))["idx"]
     if pre.height == 0 or err_at.len() == 0:
         return [(first, last)]
@@ -231,7 +244,7 @@ def _aftermath(df: pl.DataFrame, seg: pl.DataFrame, all_rows: list[dict], last: 
             "breaker_open": "circuit breaker is open" in (b2["msg"] or ""),
         })
     longest_next = max((x["after_seconds"] for x in later if not x["breaker_open"]), default=None)
-    recovered = [recovered_row] if recovered_row is not None else df.filter((pl.col("idx") > last) & pl.col("ok")).head(1).to_dicts()
+    recovered = [recovered_row] if recovered_row is not None else df.filter((pl.col("idx") > last) & pl.col("delivery")).head(1).to_dicts()
     return {
         "periods": periods,
         "oob": oob,
@@ -245,11 +258,11 @@ def _aftermath(df: pl.DataFrame, seg: pl.DataFrame, all_rows: list[dict], last: 
 def _log_starts_inside(df: pl.DataFrame, first_chain: dict) -> bool:
     """Whether the log begins inside the failure chain: its first chain line is not one that opens a chain
     (the produce request failing on the broker's connection), and nothing before it shows a working
-    client (an application line, or sarama's start-up / selected-broker lines)."""
+    client (a delivery of the application's, or sarama's start-up / selected-broker lines)."""
     if _has(first_chain, *OPENING_EVENTS):
         return False
     healthy = pl.col("events").list.eval(pl.element().is_in(HEALTHY_EVENTS)).list.any().fill_null(False)
-    return df.filter((pl.col("idx") < first_chain["idx"]) & (pl.col("ok") | healthy)).height == 0
+    return df.filter((pl.col("idx") < first_chain["idx"]) & (pl.col("delivery") | healthy)).height == 0
 
 
 

@@ -43,7 +43,7 @@ import polars as pl
 
 from logsleuth.detectors.sarama.appfields import error_address, with_app_fields
 from logsleuth.detectors.base import Context
-from logsleuth.detectors.sarama.chain import CHAIN_EVENTS, NEW_INCIDENT_GAP_S, _lines, _net_kind, _template
+from logsleuth.detectors.sarama.chain import CHAIN_EVENTS, NEW_INCIDENT_GAP_S, _lines, _net_kind, _template, template_expr
 
 FAIL_EVENTS = ("sarama_broker_closing", "sarama_broker_socket_error", "sarama_dial_failed", "sarama_metadata_error", "sarama_broker_retrying")
 LEADER_EVENTS = ("sarama_leader_retrying", "sarama_leader_abandon", "sarama_leader_selected", "sarama_leader_flushing", "sarama_leader_normal")
@@ -350,17 +350,18 @@ def _leaders_before(df: pl.DataFrame, first: int) -> dict[str, int]:
 
 def _deliveries(df: pl.DataFrame, windows: list[tuple[int, int]]) -> _Deliveries:
     """The application's deliveries that can close an episode: its lines naming a partition; when
-    none of its lines names one and sarama's lines name one partition only, its lines shaped like its
-    last line before each window (its success line, digits aside)."""
-    named = df.filter(pl.col("ok") & pl.col("app_partition").is_not_null()).select("idx", "app_topic", "app_partition")
+    none of its lines names one and sarama's lines name one partition only, its deliveries shaped like
+    its last delivery before each window (digits aside). Its neutral lines (a status line, an access
+    line of another goroutine: not worded as a delivery, see appfields.py) close nothing."""
+    named = df.filter(pl.col("delivery") & pl.col("app_partition").is_not_null()).select("idx", "app_topic", "app_partition")
     if named.height or df.filter(pl.col("topic").is_not_null() & pl.col("partition").is_not_null()).select("topic", "partition").unique().height > 1:
         return _Deliveries(named)
     frames = []
     for first, last in windows:
-        pre = df.filter((pl.col("idx") < first) & pl.col("ok")).tail(1)
+        pre = df.filter((pl.col("idx") < first) & pl.col("delivery")).tail(1)
         if pre.height == 0:
             continue
-        same = df.filter((pl.col("idx") > first) & pl.col("ok") & (pl.col("msg").fill_null("").str.replace_all(r"\d+", "#") == _template(pre["msg"][0])))
+        same = df.filter((pl.col("idx") > first) & pl.col("delivery") & (template_expr(pl.col("msg")) == _template(pre["msg"][0])))
         if same.height:
             frames.append(same.select(pl.col("idx").cast(pl.Int64), app_topic=pl.lit("*"), app_partition=pl.lit(None, dtype=pl.Int64)))
     return _Deliveries(pl.concat(frames) if frames else named.head(0))

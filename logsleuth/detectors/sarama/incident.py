@@ -17,7 +17,7 @@ from logsleuth.detectors.sarama.app_only import _unseen_kind
 from logsleuth.detectors.sarama.chain import (
     OPENING_EVENTS, _brokers_seen, _delivering_retry, _first_line, _has, _log_starts_inside, _net_kind, _net_token,
 )
-from logsleuth.detectors.sarama.appfields import figure as app_figure
+from logsleuth.detectors.sarama.appfields import figure as app_figure, success_col
 from logsleuth.detectors.sarama.client import Episode
 
 DELIVERY_SLACK_S = 5.0  # a delivery this soon after the recovery line is the stall's true end (else the recovery is)
@@ -66,12 +66,10 @@ def read_incident(path: str, df: pl.DataFrame, first: int, last: int, unseen: bo
     if not rows:
         return None
     start_i = next(i for i, r in enumerate(rows) if r["chain"])
-    # the last line the process logged before the chain: in this segment, or the line before it
-    if start_i > 0:
-        pre = rows[start_i - 1]
-    else:
-        before = df.filter((pl.col("idx") < first) & pl.col("ts").is_not_null()).tail(1).to_dicts()
-        pre = before[0] if before else None
+    # the application's last success before the chain (its last delivery; a status line of another
+    # goroutine logged meanwhile says nothing about the send: appfields.success_col)
+    before = df.filter((pl.col("idx") < rows[start_i]["idx"]) & pl.col("ts").is_not_null() & success_col(df)).tail(1).to_dicts()
+    pre = before[0] if before else None
     # the chain's own lines (sarama's, and the errors handed to the application): lines that other
     # parts of the service logged meanwhile would cut the waits in two
     body = [r for r in rows[start_i:] if not r["ok"]]
@@ -131,8 +129,9 @@ def read_episode(path: str, df: pl.DataFrame, ep: Episode) -> Incident | None:
 
 def _line_before(df: pl.DataFrame, ep: Episode, first_idx: int) -> dict | None:
     """The last stamped line before the chain that is not about another partition or broker: the
-    application's last line on the episode's partitions (or one that names none), or sarama's last
-    line about that broker or those partitions."""
+    application's last delivery on the episode's partitions (or one that names none), or sarama's last
+    line about that broker or those partitions. The application's neutral lines (appfields.py: a status
+    or access line of another goroutine) tell nothing about the send, so they do not bound it."""
     tps = set(ep.tps)
     parts = {int(tp.rpartition("/")[2]) for tp in tps if tp.rpartition("/")[2].isdigit()}
     topics = {tp.rpartition("/")[0] for tp in tps}
@@ -149,7 +148,10 @@ def _line_before(df: pl.DataFrame, ep: Episode, first_idx: int) -> dict | None:
         | (pl.col("node").is_not_null() & (pl.col("node") >= 0) & (pl.lit(ep.broker.node is not None)) & (pl.col("node") != (ep.broker.node if ep.broker.node is not None else -2)))
         | (pl.col("address").is_not_null() & pl.lit(bool(ep.broker.addresses)) & ~pl.col("address").is_in(list(ep.broker.addresses)))
     )
-    before = df.filter((pl.col("idx") < first_idx) & pl.col("ts").is_not_null() & ~other_app.fill_null(False) & ~other_sarama.fill_null(False)).tail(1).to_dicts()
+    neutral = pl.col("ok") & ~pl.col("delivery")
+    before = df.filter(
+        (pl.col("idx") < first_idx) & pl.col("ts").is_not_null() & ~neutral & ~other_app.fill_null(False) & ~other_sarama.fill_null(False)
+    ).tail(1).to_dicts()
     return before[0] if before else None
 
 
@@ -206,8 +208,8 @@ def _read(path: str, df: pl.DataFrame, seg: pl.DataFrame, unseen: bool, pre: dic
     # broker also logs [normal] between its retries)
     delivered = _delivering_retry(body, end_j) if ended_by == "recovery" else None
     if delivered:
-        nxt = df.filter((pl.col("idx") > body[end_j]["idx"]) & (pl.col("ok") | pl.col("chain"))).head(1).to_dicts()
-        delivered = delivered | {"success_row": nxt[0]} if nxt and nxt[0]["ok"] else None
+        nxt = df.filter((pl.col("idx") > body[end_j]["idx"]) & (pl.col("delivery") | pl.col("chain"))).head(1).to_dicts()
+        delivered = delivered | {"success_row": nxt[0]} if nxt and nxt[0]["delivery"] else None
     first_error = next((r.get("error") for r in all_rows if r.get("internal") and _net_kind(r.get("error"))), None)
     if unseen:
         first_error = _first_line(err_row["msg"])

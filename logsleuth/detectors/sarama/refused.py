@@ -65,6 +65,11 @@ def _finding(ctx: Context, df: pl.DataFrame, inc: Incident) -> Finding:
     refused = [r for r in ep.fails if _has(r, "sarama_dial_failed") and _net_kind(r.get("error")) == "refused"]
     fast = _fast(inc, errors)
     first_fail, last_line = inc.body[0], inc.body[-1]
+    # no delivery of the application's after it (its other lines are neutral, appfields.py): the
+    # client model's recovery, its partitions [normal] with a leader whose connection is up
+    by_delivery = bool(recovered)
+    if not recovered and ep.recovery is not None and ep.recovery.get("ts") is not None:
+        recovered = [ep.recovery]
     up_at = recovered[0]["ts"] if recovered else None
     still_down = up_at is None
     down_s = _seconds(first_fail["ts"], up_at or last_line["ts"])
@@ -118,7 +123,8 @@ def _finding(ctx: Context, df: pl.DataFrame, inc: Incident) -> Finding:
     else:
         root += " No error reached the application's log: the retries got the messages through."
     root += (
-        f" Sends succeeded again at {fmt_time(up_at)} ({line_ref(recovered[0] | {'path': path})})." if up_at
+        (f" Sends succeeded again at {fmt_time(up_at)} ({line_ref(recovered[0] | {'path': path})})." if by_delivery
+         else f" Its partitions were back to [normal] at {fmt_time(up_at)} ({line_ref(recovered[0] | {'path': path})}).") if up_at
         else " The log ends before a send succeeds again."
     )
     reasons = [f"{plural(len(inc.body), 'line')} of the client's failure chain from {safe(path)}"]
@@ -148,7 +154,7 @@ def _finding(ctx: Context, df: pl.DataFrame, inc: Incident) -> Finding:
     if len(errors) > 1:
         ev.append(evidence({"path": path, **errors[-1]}, "last send that failed"))
     if recovered:
-        ev.append(evidence({"path": path, **recovered[0]}, "first successful send after it"))
+        ev.append(evidence({"path": path, **recovered[0]}, "first successful send after it" if by_delivery else "its partitions back to [normal]"))
 
     rem = [
         "Nothing to tune for speed: the sends fail fast because the broker refuses them. Find why the broker "

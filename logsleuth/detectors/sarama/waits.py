@@ -14,6 +14,7 @@ import polars as pl
 from logsleuth.errors import LogsleuthError
 
 from logsleuth.detectors.sarama.chain import _first_line, _has, _net_kind, _same_failure, _seconds
+from logsleuth.detectors.sarama.appfields import success_col
 from logsleuth.detectors.sarama.config import parse_duration
 
 # budget components: key -> (label, sarama setting)
@@ -79,8 +80,9 @@ def _typical(values: list[float], coarse: bool) -> float | None:
 
 
 def _cadence(df: pl.DataFrame, before_idx: int) -> float | None:
-    """The application's send interval just before the chain (median gap between its last ok lines)."""
-    ok = df.filter(pl.col("ok") & (pl.col("idx") <= before_idx)).tail(12)
+    """The application's send interval just before the chain (median gap between its last deliveries,
+    appfields.success_col: not its status lines)."""
+    ok = df.filter(success_col(df) & (pl.col("idx") <= before_idx)).tail(12)
     if ok.height < 3:
         return None
     gaps = ok.select((pl.col("ts").diff().dt.total_microseconds() / 1e6).alias("g"))["g"].drop_nulls().to_list()
