@@ -161,8 +161,9 @@ class Data:
     def broker(self, size: str | None, lines: int, gz: bool = False, layout: str = "iso", event_rate: float = 0.02) -> str:
         tag = (size or f"{lines // 1000}k") + ("-time" if layout == "time" else "")
         tag += f"-ev{event_rate * 100:g}" if event_rate != 0.02 else ""
-        path = self.root / (f"broker-{tag}-v2.log" + (".gz" if gz else ""))
-        plain = self.root / f"broker-{tag}-v2.log"
+        tag += "-v3" if event_rate > 0.17 else "-v2"  # v3: the generator honours event rates above 17 %
+        path = self.root / (f"broker-{tag}.log" + (".gz" if gz else ""))
+        plain = self.root / f"broker-{tag}.log"
         if gz and not path.exists() and plain.exists():  # the same content, compressed (gzip -1, no name/time)
             subprocess.run(f"gzip -1 -n -c {plain} > {path}", shell=True, check=True)
         if not path.exists():
