@@ -7,8 +7,10 @@ from __future__ import annotations
 import os
 import re
 import sys
+from typing import TYPE_CHECKING
 
-from rich.console import Console
+if TYPE_CHECKING:  # rich is imported by the functions that build a Console: JSON output never needs it
+    from rich.console import Console
 
 _color = "auto"  # set once per run by the command line (set_color)
 
@@ -103,6 +105,8 @@ def _columns() -> int | None:
 
 
 def stdout_console() -> Console:
+    from rich.console import Console
+
     # piped: COLUMNS when it is set, else wide enough that no table wraps an id or a path (grep sees
     # whole rows); never padded with trailing spaces
     width = None if is_terminal() else (_columns() or 400)
@@ -110,6 +114,8 @@ def stdout_console() -> Console:
 
 
 def stderr_console() -> Console:
+    from rich.console import Console
+
     return Console(file=sys.stderr, markup=False, emoji=False, highlight=False)
 
 
@@ -137,5 +143,7 @@ def report_width(default: int = 100) -> int:
 def report_console() -> Console:
     """The terminal report's console: the terminal's width (or ``COLUMNS``; when piped, the width of
     the terminal stderr is on, else 100 as for text), colours by ``--color``."""
+    from rich.console import Console
+
     width = None if is_terminal() else report_width()
     return Console(markup=False, emoji=False, highlight=False, soft_wrap=False, width=width, **_color_kwargs())

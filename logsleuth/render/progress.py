@@ -4,11 +4,13 @@ PROGRESS_MIN_BYTES. Nothing is printed when piped or redirected."""
 from __future__ import annotations
 
 import sys
-
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+from typing import TYPE_CHECKING
 
 from logsleuth.render.console import stderr_console
 from logsleuth.safe import visible
+
+if TYPE_CHECKING:  # imported when a bar is first shown: most runs show none
+    from rich.progress import Progress
 
 PROGRESS_MIN_BYTES = 50 * 1024 * 1024
 
@@ -22,6 +24,8 @@ class InputProgress:
         if total is None or total < PROGRESS_MIN_BYTES:
             return
         if self.progress is None:
+            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+
             self.progress = Progress(
                 TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
                 console=stderr_console(), transient=True,
