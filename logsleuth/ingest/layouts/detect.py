@@ -11,6 +11,7 @@ if it fits clearly more of them; the message-only fallback only when nothing rea
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import polars as pl
 
@@ -43,28 +44,43 @@ def _starts(lay: Layout) -> pl.Expr:
     and level 'ProducerImp')."""
     if lay.is_fallback:
         return pl.lit(True)
-    text = infer.head(pl.col("t")) if lay.inferred else pl.col("t")
-    if "(?P<level>" not in lay.start_regex:
-        return text.str.contains(lay.start_regex)
-    level = text.str.extract_groups(lay.start_regex).struct.field("level").str.strip_chars().str.to_uppercase()
+    return _starts_of(lay.start_regex, lay.inferred)
+
+
+@lru_cache(maxsize=256)
+def _starts_of(start_regex: str, inferred: bool) -> pl.Expr:
+    """Built once per start regex (building extract_groups compiles the regex, ~1 ms each)."""
+    text = infer.head(pl.col("t")) if inferred else pl.col("t")
+    if "(?P<level>" not in start_regex:
+        return text.str.contains(start_regex)
+    level = text.str.extract_groups(start_regex).struct.field("level").str.strip_chars().str.to_uppercase()
     return level.is_in(list(KNOWN_LEVELS)).fill_null(False)
 
 
-def score(texts: pl.Series, layouts: list[Layout]) -> list[float]:
+Counts = dict[tuple[str, ...], dict[int, int]]
+
+
+def score(texts: pl.Series, layouts: list[Layout], memo: Counts | None = None) -> list[float]:
+    """Each layout's record-start rate on the non-empty ``texts``. ``memo``: the counts of earlier
+    calls in one detection, by lines and layout, so the same lines are not scored twice by one
+    layout (each layout's regex is compiled per call: most of the start-up of a small input)."""
     texts = texts.filter(texts.str.strip_chars() != "")
     n = texts.len()
     if n == 0:
         return [0.0 for _ in layouts]
-    frame = pl.DataFrame({"t": texts})
-    exprs = [_starts(lay).sum().alias(str(i)) for i, lay in enumerate(layouts)]
-    counts = frame.select(exprs).row(0) if exprs else []
-    return [c / n for c in counts]
+    known = memo.setdefault(tuple(texts.to_list()), {}) if memo is not None else {}
+    todo = [lay for lay in layouts if id(lay) not in known]
+    if todo:
+        frame = pl.DataFrame({"t": texts})
+        counts = frame.select([_starts(lay).sum().alias(str(i)) for i, lay in enumerate(todo)]).row(0)
+        known.update((id(lay), c) for lay, c in zip(todo, counts))
+    return [known[id(lay)] / n for lay in layouts]
 
 
-def fit(texts: pl.Series, layouts: list[Layout]) -> float:
+def fit(texts: pl.Series, layouts: list[Layout], memo: Counts | None = None) -> float:
     """How well lines are recognised: the best layout's record-start rate, or the share of lines
     that begin with a timestamp (for a layout the catalogue lacks)."""
-    rates = score(texts, [lay for lay in layouts if not lay.is_fallback])
+    rates = score(texts, [lay for lay in layouts if not lay.is_fallback], memo)
     return max([*rates, infer.stamp_at_start_rate(texts)])
 
 
@@ -73,7 +89,8 @@ def detect(sample: list[str], layouts: list[Layout], forced: Layout | None = Non
     clean = pl.Series(sample[:SAMPLE_LINES], dtype=pl.String)
     if ansi:
         clean = clean.str.replace_all(envelopes.ANSI_RE, "")
-    chain, inner = wrap.peel_sample(clean.to_list(), lambda s: fit(s, layouts))
+    memo: Counts = {}  # the layouts' counts on lines already scored (the sample often comes back unchanged)
+    chain, inner = wrap.peel_sample(clean.to_list(), lambda s: fit(s, layouts, memo))
     envs = envelopes.candidates(inner)
     if chain or ansi:
         envs = [dataclasses.replace(e, wrappers=chain, ansi=e.ansi or ansi) for e in envs]
@@ -84,7 +101,7 @@ def detect(sample: list[str], layouts: list[Layout], forced: Layout | None = Non
     inferred: list[tuple[float, int, int, Envelope, Layout]] = []
     for ei, env in enumerate(envs):
         texts = envelopes.unwrap(envelopes.join_partials(raw, env), env)["text"] if not env.is_none or env.ansi else raw["raw"]
-        rates = score(texts, pool)
+        rates = score(texts, pool, memo)
         for lay, rate in zip(pool, rates):
             scored.append((rate, lay.specificity, -ei, env, lay))
         if forced is None and ei == 0:  # the inferred head reads the most unwrapped text (an envelope's own stamp is not a layout)
