@@ -58,7 +58,7 @@ class _Store:
                 self.data = json.loads(path.read_text(encoding="utf-8"))
                 if not isinstance(self.data, dict):
                     self.data = {}
-            except (OSError, ValueError):
+            except (OSError, ValueError, RecursionError):  # unreadable or corrupt: start again
                 self.data = {}
 
     def save(self) -> None:
@@ -83,12 +83,24 @@ def memo(kind: str, key: str, compute: Callable[[], Any], *modules: str) -> Any:
         store = _stores[name] = _Store(d / f"{name}.json" if d else None)
         if len(_stores) == 1:
             atexit.register(_save_all)
-    if key in store.data:
-        return store.data[key]
+    entry = store.data.get(key)
+    if entry is not None:
+        # each value is kept with a checksum of itself: a file damaged on disk (or edited) gives a
+        # value that fails it, and that value is computed again instead of crashing its caller
+        if isinstance(entry, list) and len(entry) == 2 and entry[1] == _check(entry[0]):
+            return entry[0]
     value = compute()
-    store.data[key] = value
+    store.data[key] = [value, _check(value)]
     store.dirty = True
     return value
+
+
+def _check(value: Any) -> str:
+    try:
+        text = json.dumps(value, sort_keys=True, ensure_ascii=True)
+    except (TypeError, ValueError, RecursionError):
+        return ""
+    return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
 def _save_all() -> None:

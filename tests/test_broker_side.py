@@ -190,3 +190,26 @@ def test_sarama_stall_names_the_broker_side_cause(tmp_path):
     d = analyze(SAMPLES / "sarama-blackhole/orders-producer.log")
     [f] = by_id(d, "sarama.retry-redial-stall")
     assert "broker_side" not in f["cause"]
+
+
+def test_a_rolling_restart_the_clients_rode_out_stays_low(tmp_path):
+    """The broker's controlled restart and a client that only reconnected (nothing expired, no send
+    failed): both findings low, so --fail-on medium stays quiet through a routine restart."""
+    lines = []
+    t = 13 * 3600 + 41 * 60 + 50
+    for i in range(150):  # a send every 2 s; node 2 goes away at 13:41:55, its partitions move within 30 s
+        s = t + 2 * i
+        stamp = f"2024-05-02 {s // 3600:02d}:{s % 3600 // 60:02d}:{s % 60:02d},{(37 * i) % 1000:03d}"
+        if 13 * 3600 + 41 * 60 + 56 <= s <= 13 * 3600 + 42 * 60 + 24:
+            lines.append(f"[{stamp}] WARN [Producer clientId=stock-sync] Connection to node 2 (kafka-2/10.0.0.7:9092) could not be established. Broker may not be available. (org.apache.kafka.clients.NetworkClient)")
+        else:
+            lines.append(f"[{stamp}] INFO stock update {4000 + i} sent (com.example.stock.Publisher)")
+    client = tmp_path / "stock-sync.log"
+    client.write_text("\n".join(lines) + "\n")
+    r = run("analyze", "--tz", "UTC", "--fail-on", "medium", "-f", "json", SAMPLES / "kafka-rolling-restart/kafka-2", client)
+    assert r.code == 0, r  # nothing at medium or above
+    [restart] = by_id(r.json(), "kafka.broker-restart")
+    assert restart["severity"] == "low" and "1 client hit" in restart["title"]
+    assert any("nothing was lost" in x for x in restart["confidence_reasons"])
+    [client_f] = by_id(r.json(), "kafka.broker-unreachable")
+    assert client_f["severity"] == "low"

@@ -271,3 +271,149 @@ def test_pack_loader_raises_only_pack_error(tmp_path_factory, vocabulary, text):
         check_regexes([pack])  # what load_packs does next: every regex on the Rust engine
     except PackError as e:
         assert "\n" not in str(e).strip()  # printed as one line
+
+
+# --------------------------------------------------------------------------- names, fields, packs, options (issue 21)
+# Through the real CLI (in-process): whatever a name, an envelope field, a pack or an option holds,
+# the run ends in a result or one line (exit 2), never an internal error, and no output carries a
+# raw control, bidi or zero-width character (JSON keeps text as it is, escaped by JSON itself).
+
+from conftest import run_in_process  # noqa: E402
+
+from logsleuth.safe import csv_cell, json_dumps, visible  # noqa: E402
+
+CLI_FUZZ = settings(max_examples=max(10, int(os.environ.get("LOGSLEUTH_FUZZ_EXAMPLES", "150")) // 6), deadline=None,
+                    suppress_health_check=list(HealthCheck))
+UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]")
+BROKER = (
+    "10:12:01.231 [pulsar-io-22-3] WARN  org.apache.pulsar.broker.service.ServerCnx - "
+    "[/10.1.116.123:15070][0] Producer with id persistent://public/default/orders-partition-3 is already present on the connection\n"
+)
+HOSTILE = ["\x1b]0;t\x07", "\x1b[2J", "\u202e", "\u200b", "\x07", "[bold]x[/]", "[link=https://e.x]y", "=cmd|' /C calc'!A0",
+           "<script>", "`", "|", "*", "\ud800", "\x00", "\r", "\n", "\x9b", "\ufeff", "${jndi:x}", "%n", "[/]"]
+hostile_text = st.one_of(
+    st.lists(st.one_of(st.sampled_from(HOSTILE), st.text(max_size=6)), max_size=6).map("".join),
+    st.text(max_size=30),
+)
+
+
+def _csv_is_safe(r) -> None:
+    """CSV to a pipe keeps text as read (like grep); no cell may start like a formula."""
+    import csv as _csv
+    import io
+
+    _clean_cli(r, (0, 1))
+    for row in _csv.reader(io.StringIO(r.out)):
+        for cell in row:
+            assert not cell or cell[0] not in "=+-@\t\r", row
+
+
+def _clean_cli(r, allow=(0, 1, 2)) -> None:
+    assert r.code in allow, r
+    assert "internal error" not in r.err and "Traceback" not in r.err, r
+    if r.code == 2:
+        assert len(r.err.strip().splitlines()) == 1, r
+    assert not UNSAFE.search(r.err), r
+
+
+@CLI_FUZZ
+@given(st.binary(min_size=1, max_size=60))
+@example(b"osc\x1b]0;pwned\x07.log")
+@example(b"x[/]crash.log")
+@example(b"\xff\xfe-not-utf8.log")
+def test_any_file_name_is_neutralised(tmp_path_factory, raw):
+    name = raw.replace(b"/", b"_").replace(b"\x00", b"_")
+    if name in (b".", b".."):
+        name += b"_"
+    d = tmp_path_factory.mktemp("names")
+    path = os.path.join(os.fsencode(d), name)
+    with open(path, "wb") as f:
+        f.write(BROKER.encode() * 3)
+    for args in (("analyze", "--format", "text"), ("analyze", "--format", "markdown"), ("analyze", "--format", "html"), ("inspect",)):
+        r = run_in_process(*args, os.fsdecode(path))
+        _clean_cli(r, (0, 1))
+        assert not UNSAFE.search(r.out), (args, r)
+    _csv_is_safe(run_in_process("events", "--format", "csv", os.fsdecode(path)))
+    r = run_in_process("analyze", "--format", "json", os.fsdecode(path))
+    _clean_cli(r, (0,))
+    json.loads(r.out)
+
+
+@CLI_FUZZ
+@given(level=hostile_text, logger=hostile_text, thread=hostile_text, extra=hostile_text)
+def test_any_envelope_field_is_neutralised(tmp_path_factory, level, logger, thread, extra):
+    msg = BROKER.split(" - ", 1)[1].strip()
+    lines = [json.dumps({"time": f"2024-01-01T00:00:{i:02d}Z", "level": level, "logger": logger, "thread": thread, "x": extra,
+                         "message": msg if i % 2 else extra}) for i in range(4)]
+    p = tmp_path_factory.mktemp("env") / "envelope.log"
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
+    for args in (("analyze", "--format", "text"), ("analyze", "--format", "markdown"), ("analyze", "--format", "html"),
+                 ("events",), ("inspect",)):
+        r = run_in_process(*args, p)
+        _clean_cli(r, (0, 1))
+        assert not UNSAFE.search(r.out), (args, r)
+    _csv_is_safe(run_in_process("events", "--format", "csv", p))
+    for args in (("analyze", "--format", "json"), ("events", "--format", "ndjson")):
+        r = run_in_process(*args, p)
+        _clean_cli(r, (0, 1))
+        for doc in (r.out.splitlines() if args[0] == "events" else [r.out]):
+            json.loads(doc)
+
+
+@CLI_FUZZ
+@given(data=st.one_of(pack_files.map(lambda t: t.encode("utf-8", "surrogatepass")), st.binary(max_size=120)),
+       description=hostile_text)
+@example(data=b'id = "p"\nsystem = "s"\ndescription = "caf\xe9"\n', description="")
+def test_any_pack_file_through_the_cli(tmp_path_factory, data, description):
+    d = tmp_path_factory.mktemp("pack")
+    (d / "fuzz.toml").write_bytes(data)
+    good = (
+        f'id = "ok"\nsystem = "pulsar"\ndescription = {_toml(description)}\n[[pattern]]\nid = "ok.one"\nevent = "ok_event"\n'
+        f'severity = "info"\nversions = "any"\ndescription = {_toml(description)}\nregex = "Frobnicated widget"\n'
+        '[[pattern.sample]]\nline = "10:12:01.231 [io-1] INFO  org.apache.pulsar.broker.service.ServerCnx - Frobnicated widget"\n'
+    )
+    d2 = tmp_path_factory.mktemp("pack2")
+    (d2 / "ok.toml").write_text(good, encoding="utf-8", errors="surrogatepass")
+    for args in (("patterns", "check", d), ("patterns", "list", "--patterns", d), ("patterns", "list", "--patterns", d2),
+                 ("patterns", "show", "ok.one", "--patterns", d2)):
+        r = run_in_process(*args)
+        _clean_cli(r)
+        assert not UNSAFE.search(r.out), (args, r)
+
+
+OPTION_VALUES = st.one_of(hostile_text, st.sampled_from(["", "-", "0", "-1", "99999999999999999999999", "1e308", "nan", "2024-02-30",
+                                                        "0001-01-01", "10449-01-01", "-99999999999d", "*=x", "x=", "=", "%d %m%n",
+                                                        "Asia/Shanghai", "localtime", "::", "/dev/null", "/dev/zero"]))
+
+
+@CLI_FUZZ
+@given(option=st.sampled_from(["--since", "--until", "--tz", "--layout-pattern", "--date", "--top", "--around", "--patterns",
+                               "--events", "--layout", "--event", "--system", "--skew", "--detector", "--fail-on"]),
+       value=OPTION_VALUES, command=st.sampled_from(["analyze", "events", "inspect", "timeline", "templates"]))
+@example(option="--top", value="99999999999999999999999", command="templates")
+@example(option="--since", value="\x1b]0;t\x07", command="events")
+def test_any_option_value_is_a_result_or_one_line(tmp_path_factory, option, value, command):
+    p = tmp_path_factory.getbasetemp() / "options.log"
+    if not p.exists():
+        p.write_text(BROKER * 3)
+    args = [command, option, value] if option == "--events" else [command, str(p), option, value]
+    r = run_in_process(*args)
+    _clean_cli(r)
+    assert not UNSAFE.search(r.out), r
+
+
+@FUZZ
+@given(st.text())
+@example("\ud800\udcff\x1b\u202e\u200b")
+def test_the_sanitisers_hold_for_any_text(text):
+    v = visible(text)
+    assert not UNSAFE.search(v) and "\n" not in v
+    assert visible(v) == v  # idempotent: a second pass changes nothing
+    assert not UNSAFE.search(visible(text, keep_newlines=True).replace("\n", ""))
+    cell = csv_cell(text)
+    assert not cell or cell[0] not in "=+-@\t\r"
+    doc = json_dumps({"k": text})
+    doc.encode("utf-8")  # always encodable: a lone surrogate is written as its escape
+    back = json.loads(doc)["k"]
+    # the same text (JSON joins a high and a low surrogate written one after the other into one character)
+    assert back == text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")

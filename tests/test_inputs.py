@@ -213,6 +213,21 @@ def test_time_only_date_from_mtime_dates_the_last_line(cli, tmp_path):
     assert "modification time" in inp["date_source"]
 
 
+def test_a_time_only_log_days_off_the_others_gets_the_date_to_give(cli, tmp_path):
+    """A time-only broker log saved long after the night it covers is dated by its modification time;
+    when its stamps line up with a dated client log whole days away, the warning names the --date."""
+    broker = write(tmp_path / "broker-0.log", ("\n".join(f"01:{m:02d}:00.000 [main] INFO  a.B - tick {m}" for m in range(0, 50, 5)) + "\n").encode())
+    t = 1733000000  # 2024-11-30 20:53 UTC: months after the client's night
+    os.utime(broker, (t, t))
+    client = write(tmp_path / "app.log", ("\n".join(f"2024-03-14 01:{m:02d}:30,000 INFO  [main] c.e.App - beat {m}" for m in range(0, 50, 5)) + "\n").encode())
+    r = cli("analyze", "--tz", "UTC", "--format", "text", broker, client)
+    assert r.code == 0, r
+    assert "give --date 'broker-0.log=2024-03-14': its time-only stamps then line up with app.log" in r.out, r.out
+    assert "overlaps no other input" not in r.out  # the hint says it for both
+    r = cli("analyze", "--tz", "UTC", "--format", "json", "--date", "broker-0.log=2024-03-14", broker, client)
+    assert {i["first_ts"][:10] for i in r.json()["inputs"]} == {"2024-03-14"}
+
+
 def test_per_file_zone_rules(cli, tmp_path):
     line = "[2024-05-02 10:15:31,204] WARN [Producer clientId=producer-1] Node 2 disconnected. (org.apache.kafka.clients.NetworkClient)\n"
     a = write(tmp_path / "client-a.log", line.encode())

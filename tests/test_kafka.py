@@ -519,7 +519,10 @@ def test_odd_numbers_and_missing_timestamps_do_not_break_anything(tmp_path):
     r = analyze(write(tmp_path, "a.log", lines), "--format", "json")
     assert r.err == ""
     (f,) = of(r.json(), "kafka.delivery-timeout")
-    assert per_tp(f) == {"orders-3": (5, 1)}  # 0 records and an unreadable count are not batches
+    # 0 records is not a batch; a count wider than 64 bits is one, clamped (the sum saturates), with a note
+    assert per_tp(f) == {"orders-3": (2**63 - 1, 2)}
+    notes = [n for i in r.json()["inputs"] for n in i["notes"]]
+    assert any("wider than 64 bits" in n or "Int64" in n or "clamped" in n for n in notes), notes
     # no time stamps at all (the layout is not recognised): identical expiries are still one batch
     p = write(tmp_path, "b.log", ["foo " + exc.format(n=3, e=120000)] * 3)
     (g,) = delivery(tmp_path, p)

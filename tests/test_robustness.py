@@ -130,6 +130,21 @@ def test_directory_with_no_logs(tmp_path):
     binaries.mkdir()
     write(binaries / "logo.png", b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8)
     assert_one_line_error(run("events", binaries), str(binaries), "no text logs found")
+    code = tmp_path / "code"  # only files that are not logs by their name: said which, and how to read one
+    code.mkdir()
+    write(code / "deploy.yaml", TEXT)
+    write(code / "gen.py", TEXT)
+    assert_one_line_error(run("inspect", code), str(code), "2 file(s) left out by their name", "deploy.yaml, gen.py", "name a file to read it")
+
+
+def test_a_markdown_paste_in_a_directory_is_read(tmp_path):
+    """An issue paste saved as .md is a log like any other in a directory walk (its quote is peeled)."""
+    d = tmp_path / "incident"
+    d.mkdir()
+    write(d / "issue-paste.md", "From the broker:\n\n" + "".join(f"> {line}\n" for line in TEXT.splitlines()))
+    r = run("events", d)
+    assert r.code == 0, r
+    assert "issue-paste.md:" in r.out and "already present on the connection" in r.out
 
 
 def test_empty_file(tmp_path):

@@ -106,6 +106,25 @@ def test_low_confidence_is_said_in_words(cli, tmp_path):
     assert "Doubts" in out or not any(r.startswith("-") for r in f["confidence_reasons"])
 
 
+def test_a_long_head_is_cut_before_the_evidence_message(cli, tmp_path):
+    """A kubectl prefix around a Quarkus-style head leaves a 3-line evidence quote no room for the
+    message at 80 columns: the head is cut (…) and the words that prove it are shown whole."""
+    src = (SAMPLES / "kafka-outage" / "orders-producer.log").read_text().splitlines()
+    pod = "[pod/orders-api-6d8f9c7b5-x2kqp/orders-api] "
+    quarkus = re.compile(r"^\[([\d-]+ [\d:,]+)\] (\w+) (.*) \(([\w.$]+)\)$")  # '[%d] %p %m (%c)' -> '%d %-5p [%c] (%t) %m'
+    lines = []
+    for line in src:
+        m = quarkus.match(line)
+        lines.append(f"{pod}{m[1]} {m[2]:<5} [{m[4]}] (kafka-producer-network-thread | producer-1) {m[3]}" if m else pod + line)
+    p = tmp_path / "orders.log"
+    p.write_text("\n".join(lines) + "\n")
+    out = cli("analyze", "--tz", "UTC", p, "--format", "text", env={"COLUMNS": "80"}).out
+    assert "Kafka broker unreachable" in out or "unreachable" in out, out
+    quoted = flat(out.splitlines())
+    assert "… [Producer clientId=producer-1] Connection to node 2" in quoted, quoted
+    assert "could not be established. Broker may not be available." in quoted
+
+
 def test_text_is_the_same_report_without_colours():
     inc = SAMPLES / "kafka-outage"
     env = {"COLUMNS": "80"}

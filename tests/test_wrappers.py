@@ -110,6 +110,12 @@ def test_an_unknown_layout_with_levels_in_any_dress(cli, tmp_path):
     inp = inspect(cli, p, "--tz", "UTC")
     assert inp["layout"] == "inferred-head (common-log)" and inp["records"] == 3
     assert [e["level"] for e in events(cli, p, "--tz", "UTC")] == ["WARN", "ERROR"]
+    p.write_text(  # telegraf / InfluxData's 'E!' after the stamp
+        f"2024-05-02T10:15:31Z W! [outputs.pulsar] {BROKER.split(' - ', 1)[1]}\n"
+        f"2024-05-02T10:15:32Z E! [outputs.pulsar] {BROKER.split(' - ', 1)[1]}\n"
+        "2024-05-02T10:15:33Z I! [agent] Hang on, flushing any cached metrics before shutdown\n"
+    )
+    assert [e["level"] for e in events(cli, p, "--tz", "UTC")] == ["WARN", "ERROR"]
 
 
 def test_a_message_is_not_found_in_the_middle_of_a_word(cli, tmp_path):

@@ -16,6 +16,7 @@ from logsleuth.cli.options import (
     read_options, set_view,
 )
 from logsleuth.errors import LogsleuthError
+from logsleuth.safe import document_text
 
 def analyze(
     paths: Annotated[Optional[list[str]], typer.Argument(help="Log files, directories (recursive), globs, or - for stdin.", show_default=False, metavar="PATH")] = None,
@@ -80,7 +81,7 @@ def analyze(
 
         if paths:
             raise LogsleuthError("give log paths or --events DIR, not both")
-        stored = eventstore.read(events_dir)
+        stored = eventstore.read(events_dir, packs)
         rich_report = False  # templates need the log lines themselves
     elif not paths:
         raise LogsleuthError("no input given (name files, directories, globs, - for stdin, or --events DIR)")
@@ -161,11 +162,13 @@ def _emit_report(result, fmt: "AnalyzeFormat", output: Path | None, title: str =
         from logsleuth.render.console import report_width
 
         body = report.text(result, width=report_width(), verbose=verbose, elapsed=elapsed)
+    if fmt != AnalyzeFormat.json:
+        body = document_text(body)  # any control, bidi or zero-width character a field let through
     if output is None:
         sys.stdout.write(body)
         return
     try:
-        output.write_text(body, encoding="utf-8")
+        output.write_text(body, encoding="utf-8", errors="backslashreplace")
     except OSError as e:
         raise LogsleuthError(f"{output}: cannot write ({e.strerror or e})") from None
     print(f"wrote {output}", file=sys.stderr)
@@ -177,11 +180,13 @@ def _paged(result, con, verbose: bool, elapsed: float | None) -> None:
 
     from rich.console import Console
 
+    from logsleuth.safe import SafeConsole
+
     from logsleuth.render import pager, report
 
     height = con.size.height
     buf = io.StringIO()
-    shadow = Console(file=buf, width=con.width, height=height, force_terminal=True, color_system=con.color_system,
+    shadow = SafeConsole(file=buf, width=con.width, height=height, force_terminal=True, color_system=con.color_system,
                      markup=False, emoji=False, highlight=False, soft_wrap=False)
     report.terminal(result, shadow, height=height - 1, verbose=verbose, elapsed=elapsed)  # less keeps a line for its prompt
     text = buf.getvalue()

@@ -67,6 +67,7 @@ def main(argv: list[str] | None = None) -> None:
     global ARGV
     ARGV = list(argv if argv is not None else sys.argv[1:])
     debug = bool(os.environ.get("LOGSLEUTH_DEBUG"))
+    _closed_streams()
     if not debug:
         _quiet_python()
     code = 0
@@ -95,6 +96,17 @@ def main(argv: list[str] | None = None) -> None:
     except BrokenPipeError:
         _quiet_stdout()
         code = 0
+    except _ClosedStdout:
+        print("logsleuth: error: cannot write the output: standard output is closed", file=sys.stderr)
+        code = 2
+    except OSError as e:  # the output cannot be written (/dev/full, a disk full, an I/O error) and the like
+        if debug:
+            raise
+        where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        what = "cannot write the output: " if not where and _is_write_error(e) else ""
+        print(f"logsleuth: error: {_one_line(where + what + (e.strerror or str(e)).lower())}", file=sys.stderr)
+        _quiet_stdout()
+        code = 2
     except SystemExit as e:
         if not _stdout_pipe_closed():
             raise
@@ -111,7 +123,12 @@ def main(argv: list[str] | None = None) -> None:
         print("logsleuth: interrupted", file=sys.stderr)
     try:
         sys.stdout.flush()
-    except (BrokenPipeError, ValueError):
+    except (BrokenPipeError, ValueError, _ClosedStdout):
+        _quiet_stdout()
+    except OSError as e:  # what was buffered could not be written (/dev/full)
+        if code == 0 or code == 1:
+            print(f"logsleuth: error: cannot write the output: {(e.strerror or str(e)).lower()}", file=sys.stderr)
+            code = 2
         _quiet_stdout()
     sys.exit(code)
 
@@ -127,6 +144,54 @@ def _new_run() -> None:
         mod = sys.modules.get(name)  # not imported for it: --help stays fast
         if mod is not None:
             getattr(mod, reset)(None)
+class _ClosedStdout(OSError):
+    pass
+
+
+class _Closed:
+    """Stands for a standard stream that is closed (``logsleuth ... >&-``): Python gives ``None``
+    there, and every write to it would be an AttributeError. Writing is an error said in one line;
+    a command that writes nothing to it (``-o FILE``) works."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def write(self, _text: str) -> int:
+        raise _ClosedStdout(9, "standard output is closed")
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise _ClosedStdout(9, "standard output is closed")
+
+    @property
+    def buffer(self):
+        return self
+
+    def reconfigure(self, **_kw) -> None:
+        pass
+
+
+class _ClosedErr(_Closed):
+    def write(self, text: str) -> int:  # nowhere to say anything: said to nobody
+        return len(text)
+
+
+def _closed_streams() -> None:
+    if sys.stdout is None:
+        sys.stdout = _Closed()  # type: ignore[assignment]
+    if sys.stderr is None:
+        sys.stderr = _ClosedErr()  # type: ignore[assignment]
+
+
+def _is_write_error(e: OSError) -> bool:
+    import errno
+
+    return e.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG, errno.EBADF)
 
 
 def _quiet_python() -> None:

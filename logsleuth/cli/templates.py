@@ -7,6 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
+from logsleuth.safe import json_dumps
+
 from logsleuth.cli.options import (
     ColorMode, ColorOpt, ConfigOpt, DateOpt, DisplayTzOpt, InspectFormat, LayoutOpt, LayoutPatternOpt, NoConfigOpt, Paths,
     PatternsOpt, SinceOpt, TzOpt, UntilOpt, _incident_window, read_options, set_view,
@@ -16,7 +18,7 @@ def templates(
     paths: Paths,
     around: Annotated[Optional[str], typer.Option("--around", metavar="TIME", help="The incident's time, in the forms of --since (default: where the worst finding starts).")] = None,
     window: Annotated[str, typer.Option("--window", help="With --around: the incident window after that time.")] = "30m",
-    top: Annotated[int, typer.Option("--top", help="How many templates to list.")] = 15,
+    top: Annotated[int, typer.Option("--top", min=0, clamp=True, help="How many templates to list.")] = 15,
     format: Annotated[InspectFormat, typer.Option("--format", "-f", help="table, or json for scripts.")] = InspectFormat.table,
     since: SinceOpt = None,
     until: UntilOpt = None,
@@ -44,6 +46,7 @@ def templates(
     opts = read_options(tz, date, layout, layout_pattern)
     flt = ev.EventFilter(since_text=since, until_text=until, zone=zone)
     result = run(paths, opts, load_packs(patterns), flt, templates=True, window=_incident_window(around, window, zone))
+    top = min(top, 1_000_000)  # more than any log has templates; a huge number overflowed Polars' head()
     if result.window is not None and top != 10:
         result.changes = tpl.changes(tpl.collect(result.inputs), result.window[0], result.window[1], top, result.spans_by_path())
     if format == InspectFormat.json:
@@ -58,7 +61,7 @@ def templates(
             "window": None if w is None else {"from": iso_utc(w[0][0]), "to": iso_utc(w[0][1]), "baseline_from": iso_utc(w[1][0]), "baseline_to": iso_utc(w[1][1])},
             "changes": [c.to_json() for c in result.changes],
         }
-        sys.stdout.write(_json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_dumps(doc, indent=2) + "\n")
     else:
         table(result, stdout_console())
     raise typer.Exit(0 if result.changes else 1)

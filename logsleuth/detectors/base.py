@@ -16,6 +16,19 @@ from typing import Callable
 import polars as pl
 
 from logsleuth.detectors.finding import Evidence, Finding
+
+INT_MAX, INT_MIN = 2**63 - 1, -(2**63)
+
+
+def sat_sum(expr: pl.Expr) -> pl.Expr:
+    """``expr.sum()`` that cannot wrap around: summed in 128 bits, clamped to the Int64 range
+    (record counts in logs are untrusted: two near 2^63 must not add up to a negative number)."""
+    return expr.cast(pl.Int128).sum().clip(INT_MIN, INT_MAX).cast(pl.Int64)
+
+
+def sat_mul(a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    """``a * b`` for Int64 counts, clamped instead of wrapping around."""
+    return (a.cast(pl.Int128) * b.cast(pl.Int128)).clip(INT_MIN, INT_MAX).cast(pl.Int64)
 from logsleuth.ingest.coverage import Coverage
 from logsleuth.ingest.coverage import compute as compute_coverage
 from logsleuth.timeline.links import Links
@@ -120,6 +133,16 @@ class Context:
         return out + [rep for rep in (self.input(log) for log in self.logs) if rep is not None]
 
 
+def logfmt_message(expr: pl.Expr) -> pl.Expr:
+    """A logfmt record's message (logrus' and slog's text formatters print ``msg="..." key=value``;
+    those layouts keep the whole so that packs read the fields): the value of ``msg``, unquoted, for a
+    detector that reads an application's own words (a line that is not logfmt is as it was)."""
+    inner = expr.str.extract(r'^msg="((?:[^"\\]|\\.)*)"', 1)
+    bare = expr.str.extract(r"^msg=([^\s\"]\S*)", 1)
+    unq = inner.str.replace_all(r"\\n", "\n").str.replace_all(r"\\t", "\t").str.replace_all('\\"', '"', literal=True).str.replace_all("\\\\", "\\", literal=True)
+    return pl.coalesce(unq, bare, expr)
+
+
 def merged(segments: list[InputReport], head: InputReport) -> InputReport:
     """One report for the segments of a rotated log: ``head``'s name, the layout, envelope and zone
     of the segment with the most records (the current segment is often empty right after a
@@ -155,7 +178,9 @@ def evidence(row: dict, note: str = "") -> Evidence:
     """An evidence line from an events-table row: its file (the segment of a rotated log), first
     line and original text."""
     text = row.get("raw") or ""
-    return Evidence(path=row.get("file") or row["path"], line=int(row["line"]), text=text, ts=row.get("ts"), note=note)
+    msg = row.get("msg") or ""
+    return Evidence(path=row.get("file") or row["path"], line=int(row["line"]), text=text, ts=row.get("ts"), note=note,
+                    message=msg if msg != text else "")
 
 
 def segment_of(row: dict) -> str | None:

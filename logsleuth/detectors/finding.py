@@ -26,6 +26,7 @@ class Evidence:
     text: str
     ts: dt.datetime | None = None
     note: str = ""  # why this line is quoted ("the unload", "first rejected retry", ...)
+    message: str = ""  # the message the layout isolated in it ("" when unknown): a narrow terminal keeps it whole (not in JSON: text is the line)
 
     def to_json(self) -> dict:
         d: dict[str, Any] = {"path": self.path, "line": self.line, "text": self.text, "ts": iso_utc(self.ts)}

@@ -1,6 +1,8 @@
 """Encodings: a chunk that is not valid UTF-8 is read as GB18030 when it decodes clearly better
 (Chinese text), else its invalid bytes are replaced and counted; and the label an input's encoding
-is shown with. (Byte-order marks and UTF-16 are found where the chunks are cut, in ``sources``.)"""
+is shown with; and UTF-16/UTF-32, with a byte-order mark or without one (told by where the NUL
+bytes fall: ASCII text in UTF-16LE has a NUL at every odd offset), decoded where the chunks are cut
+in ``sources`` instead of being read as garbage."""
 
 from __future__ import annotations
 
@@ -57,7 +59,7 @@ def transcode(chunk: bytes, stats: ReadStats) -> bytes:
 
 def encoding_label(stats: ReadStats) -> str:
     encs = stats._encodings
-    if any(e.startswith("utf-16") for e in encs):
+    if any(e.startswith(("utf-16", "utf-32")) for e in encs):
         return stats.encoding
     gb = "gb18030" in encs
     bad = "utf-8 (invalid bytes replaced)" in encs
@@ -66,3 +68,45 @@ def encoding_label(stats: ReadStats) -> str:
     if bad:
         return "utf-8 (invalid bytes replaced)" if not gb else "mixed (gb18030, invalid bytes replaced)"
     return "utf-8"
+
+
+_BOMS = [  # longest first: the UTF-32LE mark starts with the UTF-16LE one
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+]
+
+
+def wide_encoding(head: bytes) -> tuple[str, int] | None:
+    """(UTF-16/32 codec, length of its byte-order mark) when ``head`` (the first bytes of the text)
+    is UTF-16 or UTF-32; None for anything else (UTF-8, GB18030, binary, NUL-padded logs).
+
+    Without a mark the NUL pattern tells: mostly-ASCII text (log text is) in UTF-32LE has NULs at
+    offsets 1-3 of every 4 bytes and none at 0, UTF-16LE at every odd offset and none at even
+    ones; BE mirrors it. A NUL-padded log (NULs everywhere in runs) fits none of these."""
+    for bom, enc in _BOMS:
+        if head.startswith(bom):
+            return enc, len(bom)
+    enc = _looks_wide(head, 4) or _looks_wide(head, 2)
+    return (enc, 0) if enc else None
+
+
+def _looks_wide(head: bytes, width: int) -> str | None:
+    sample = head[: (min(len(head), 4096) // width) * width]
+    n = len(sample) // width
+    if n < 8:
+        return None
+    cols = [sample[i::width].count(0) / n for i in range(width)]  # share of NULs at each offset
+    zero, nonzero = 0.9, 0.1
+    if width == 4:
+        if cols[0] <= nonzero and min(cols[1:]) >= zero:
+            return "utf-32-le"
+        if cols[3] <= nonzero and min(cols[:3]) >= zero:
+            return "utf-32-be"
+        return None
+    if cols[0] <= nonzero and cols[1] >= zero:
+        return "utf-16-le"
+    if cols[1] <= nonzero and cols[0] >= zero:
+        return "utf-16-be"
+    return None

@@ -303,6 +303,8 @@ def read_source(
         out = None
     if out is not None and out.height and out["ts"].null_count() < out.height:
         recs = pl.concat([recs.select("ts", "ts_text"), out.select("ts", "ts_text")])
+    if clock.out_of_range:  # issue 21: dates outside the range are noted (timeparse.YEAR_MIN..YEAR_MAX)
+        stats.note(clock.range_note() or "")
     if rparts:
         report.reduced = clock.finalize(pl.concat(rparts, how="diagonal_relaxed"))
     report.zone = clock.describe_zone()

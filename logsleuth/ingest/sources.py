@@ -27,7 +27,7 @@ import polars as pl
 
 from logsleuth.errors import LogsleuthError
 from logsleuth.ingest.compression import COMPRESSION_MAGIC, binary_kind, decompress
-from logsleuth.ingest.encodings import encoding_label, transcode
+from logsleuth.ingest.encodings import encoding_label, transcode, wide_encoding
 from logsleuth.ingest.stats import ReadStats
 
 
@@ -49,6 +49,9 @@ def _python_handles_sigint() -> None:
 _python_handles_sigint()
 
 CHUNK_BYTES = int(os.environ.get("LOGSLEUTH_CHUNK_BYTES", 8 * 1024 * 1024))  # env: tests provoke chunk seams
+# a line longer than this keeps its first MAX_LINE_BYTES and the rest is counted, not read (a 6 GiB
+# "line" of a gzip bomb without newlines must not become one string); env: tests use small lines
+MAX_LINE_BYTES = max(1024, int(os.environ.get("LOGSLEUTH_MAX_LINE_BYTES", 32 * 1024 * 1024)))
 _READ_BLOCK = 1024 * 1024
 
 STDIN = "<stdin>"  # the name standard input goes by (titles, path:line, JSON), as grep's "(standard input)"
@@ -72,6 +75,11 @@ class Source:
     data: bytes | None = None  # in-memory input (pack samples, tests)
     error: str | None = None  # a named input that is not there (expand(..., carry_on=True)): why
 
+    def __post_init__(self) -> None:
+        from logsleuth.safe import display_name
+
+        self.name = display_name(self.name)  # a non-UTF-8 name: its bytes escaped (\\xff), the path kept
+
     @property
     def is_stdin(self) -> bool:
         return self.path is None and self.data is None
@@ -92,7 +100,10 @@ def expand(paths: list[str], carry_on: bool = False) -> list[Source]:
     seen: set[str] = set()
 
     def add(src: Source) -> None:
-        key = STDIN if src.path is None else str(src.path.resolve())
+        try:
+            key = STDIN if src.path is None else str(src.path.resolve())
+        except (OSError, RuntimeError):  # a symlink loop: resolve() gives up
+            key = str(src.path)
         if key not in seen:
             seen.add(key)
             out.append(src)
@@ -114,21 +125,28 @@ def _expand_one(given: str, add) -> None:
     if given == "-":
         add(Source(STDIN, None))
         return
+    if not given.strip():
+        raise LogsleuthError(f"{given!r}: an empty path (name a file, a directory, a glob, or - for stdin)")
     p = Path(given)
-    if p.is_dir():
+    st = _stat(p)
+    if st is not None and stat.S_ISDIR(st.st_mode):
         found = _walk(p)
         if not found:
+            left = _left_out(p)
+            if left:
+                shown = ", ".join(left[:3]) + (f" and {len(left) - 3} more" if len(left) > 3 else "")
+                raise LogsleuthError(f"{given}: no logs in this directory ({len(left)} file(s) left out by their name as code, docs or configuration: {shown}; name a file to read it)")
             raise LogsleuthError(f"{given}: directory contains no files")
         for f in found:
             add(Source(str(f), f, from_directory=True))
-    elif p.exists() or os.path.lexists(given):
-        if not p.exists():
-            raise LogsleuthError(f"{given}: broken symbolic link")
+    elif st is not None or os.path.lexists(given):
+        if st is None:
+            raise LogsleuthError(f"{given}: broken symbolic link (or a loop of links)")
         add(Source(given, p))
     elif _GLOB_CHARS & set(given):
-        matches = sorted(glob.glob(given, recursive=True))
-        files = [Path(m) for m in matches if Path(m).is_file()]
-        for d in (Path(m) for m in matches if Path(m).is_dir()):
+        matches = safe_glob(given)
+        files = [Path(m) for m in matches if _is_regular(Path(m))]
+        for d in (Path(m) for m in matches if _is_dir(Path(m))):
             files.extend(_walk(d))
         if not files:
             raise LogsleuthError(f"{given}: no files match")
@@ -138,11 +156,112 @@ def _expand_one(given: str, add) -> None:
         raise LogsleuthError(f"{given}: no such file or directory")
 
 
+def _stat(p: Path) -> os.stat_result | None:
+    """``os.stat`` (links followed), None when it cannot be had (missing, a loop of links, a
+    directory on the way without permission)."""
+    try:
+        return os.stat(p)
+    except (OSError, ValueError):
+        return None
+
+
+def _is_regular(p: Path) -> bool:
+    st = _stat(p)
+    return st is not None and stat.S_ISREG(st.st_mode)
+
+
+def _is_dir(p: Path) -> bool:
+    st = _stat(p)
+    return st is not None and stat.S_ISDIR(st.st_mode)
+
+
+def _warn(text: str) -> None:
+    from logsleuth.safe import visible
+
+    print(f"logsleuth: warning: {visible(text)}", file=sys.stderr)
+
+
+def safe_glob(pattern: str) -> list[str]:
+    """``glob.glob(pattern, recursive=True)`` without its two traps: ``**`` following a symbolic
+    link that points back up (it recurses until the path is too long: minutes) and a directory on the
+    way that cannot be read (an error). Each directory is entered once (by device and inode), an
+    unreadable one is skipped with a warning; names starting with '.' match only a pattern that
+    starts with '.', like glob's."""
+    import fnmatch
+
+    absolute = pattern.startswith(os.sep)
+    parts = [x for x in pattern.split(os.sep) if x not in ("", ".")]
+    base0 = os.sep if absolute else ""
+    found: set[str] = set()
+    warned: set[str] = set()
+
+    def listdir(d: str) -> list[os.DirEntry]:
+        try:
+            with os.scandir(d or ".") as it:
+                return sorted(it, key=lambda e: e.name)
+        except OSError as e:
+            if d not in warned and not isinstance(e, (FileNotFoundError, NotADirectoryError)):
+                warned.add(d)
+                _warn(f"{d or '.'}: cannot read directory ({(e.strerror or str(e)).lower()}), skipped")
+            return []
+
+    def is_dir(e: os.DirEntry) -> bool:
+        try:
+            return e.is_dir()
+        except OSError:
+            return False
+
+    def join(d: str, n: str) -> str:
+        return os.path.join(d, n) if d else n
+
+    def subdirs(d: str) -> Iterator[str]:
+        """``d`` and every directory under it, each real directory once."""
+        visited: set[tuple[int, int]] = set()
+        stack = [d]
+        while stack:
+            cur = stack.pop()
+            st = _stat(Path(cur or "."))
+            if st is None or (st.st_dev, st.st_ino) in visited:
+                continue
+            visited.add((st.st_dev, st.st_ino))
+            yield cur
+            stack.extend(reversed([join(cur, e.name) for e in listdir(cur) if not e.name.startswith(".") and is_dir(e)]))
+
+    def rec(base: str, i: int) -> None:
+        if i == len(parts):
+            if base:
+                found.add(base)
+            return
+        part = parts[i]
+        if part == "**":
+            for d in subdirs(base):
+                rec(d, i + 1)
+                if i + 1 == len(parts) and d:
+                    for e in listdir(d):
+                        if not e.name.startswith("."):
+                            found.add(join(d, e.name))
+            return
+        if _GLOB_CHARS & set(part):
+            for e in listdir(base):
+                if e.name.startswith(".") and not part.startswith("."):
+                    continue
+                if fnmatch.fnmatchcase(e.name, part) and (i + 1 == len(parts) or is_dir(e)):
+                    rec(join(base, e.name), i + 1)
+            return
+        nxt = join(base, part)
+        if os.path.lexists(nxt):
+            rec(nxt, i + 1)
+
+    rec(base0, 0)
+    return sorted(found)
+
+
 # files found by walking a directory that are not logs by their name (code, docs, configuration,
-# data): left out; a file named on the command line is always read
+# data): left out; a file named on the command line is always read. Markdown is read: a log pasted
+# from an issue or a chat is saved as .md (its quotes and fences are peeled, docs/layouts.md)
 NOT_LOGS = {
     ".py", ".pyc", ".pyi", ".java", ".class", ".jar", ".go", ".rs", ".c", ".h", ".cc", ".cpp", ".js", ".ts",
-    ".sh", ".bat", ".ps1", ".md", ".rst", ".toml", ".yaml", ".yml", ".ini", ".cfg", ".conf", ".properties",
+    ".sh", ".bat", ".ps1", ".rst", ".toml", ".yaml", ".yml", ".ini", ".cfg", ".conf", ".properties",
     ".xml", ".html", ".htm", ".css", ".svg", ".parquet", ".whl", ".so", ".dll", ".exe",
 }
 
@@ -154,7 +273,7 @@ def _walk(d: Path) -> list[Path]:
         if Path(err.filename) == d:  # the directory named: nothing to read
             raise LogsleuthError(f"{err.filename}: cannot read directory ({err.strerror.lower()})")
         # a subdirectory: the rest of the walk is still worth reading
-        print(f"logsleuth: warning: {err.filename}: cannot read directory ({err.strerror.lower()}), skipped", file=sys.stderr)
+        _warn(f"{err.filename}: cannot read directory ({err.strerror.lower()}), skipped")
 
     for root, dirs, names in os.walk(d, onerror=_walk_error):
         dirs[:] = sorted(x for x in dirs if not x.startswith(".") and x != "__pycache__")
@@ -162,27 +281,79 @@ def _walk(d: Path) -> list[Path]:
             if n.startswith(".") or Path(n).suffix.lower() in NOT_LOGS:
                 continue
             f = Path(root) / n
-            if f.is_file():
+            if _is_regular(f):  # FIFOs, devices and sockets found in a walk are not logs
                 files.append(f)
     return files
+
+
+def _left_out(d: Path) -> list[str]:
+    """The files a walk of ``d`` leaves out by their name (for the error when nothing is left)."""
+    out = []
+    for root, dirs, names in os.walk(d):
+        dirs[:] = sorted(x for x in dirs if not x.startswith(".") and x != "__pycache__")
+        out += [os.path.relpath(os.path.join(root, n), d) for n in sorted(names) if not n.startswith(".") and Path(n).suffix.lower() in NOT_LOGS]
+        if len(out) > 50:
+            break
+    return out
 
 
 # --------------------------------------------------------------------------- raw bytes
 
 
+_KINDS = [
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a directory"),
+]
+
+
+def file_kind(mode: int) -> str | None:
+    """What a non-regular file is (None for a regular file)."""
+    return next((what for test, what in _KINDS if test(mode)), None if stat.S_ISREG(mode) else "not a regular file")
+
+
+def _refuse_kind(name: str, mode: int) -> None:
+    what = file_kind(mode)
+    if what is None:
+        return
+    if what == "a directory":
+        raise LogsleuthError(f"{name}: is a directory")
+    # reading a FIFO with no writer, a terminal or /dev/zero would wait or run forever
+    raise LogsleuthError(f"{name}: not a regular file ({what}); to read it, give - and redirect it: logsleuth ... - < {name}")
+
+
 def _open(src: Source) -> tuple[BinaryIO, int | None]:
-    """Open a source; return the stream and, for a regular file, its size now."""
+    """Open a source; return the stream and, for a regular file, its size now. Only regular files
+    are opened by name: a FIFO, a device or a socket is refused before it is opened (opening a FIFO
+    waits for a writer), and stdin (``-``) is the way to read one."""
     if src.data is not None:
         return io.BytesIO(src.data), len(src.data)
     if src.path is None:
+        if sys.stdin is None:
+            raise LogsleuthError("-: standard input is closed")
         # unbuffered: the reading thread may be blocked in read() when Ctrl-C ends the program, and a
         # thread holding sys.stdin.buffer's lock makes the interpreter abort at shutdown
         try:
             return io.FileIO(sys.stdin.fileno(), "rb", closefd=False), None
-        except (AttributeError, ValueError, OSError):  # no real stdin (embedded, tests)
-            return sys.stdin.buffer, None
+        except (AttributeError, ValueError, OSError, io.UnsupportedOperation):  # no real stdin (embedded, tests)
+            buf = getattr(sys.stdin, "buffer", None)
+            if buf is None:
+                raise LogsleuthError("-: standard input is closed") from None
+            return buf, None
     try:
-        fh = open(src.path, "rb", buffering=0)
+        st = os.stat(src.path)
+    except PermissionError:
+        raise Unreadable(f"{src.name}: permission denied") from None
+    except FileNotFoundError:
+        raise LogsleuthError(f"{src.name}: no such file or directory") from None
+    except OSError as e:
+        raise LogsleuthError(f"{src.name}: cannot open ({e.strerror or e})") from None
+    _refuse_kind(src.name, st.st_mode)
+    try:
+        # O_NONBLOCK: should the file have been swapped for a FIFO since the stat, open() does not wait
+        fd = os.open(src.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except PermissionError:
         raise Unreadable(f"{src.name}: permission denied") from None
     except IsADirectoryError:
@@ -191,8 +362,16 @@ def _open(src: Source) -> tuple[BinaryIO, int | None]:
         raise LogsleuthError(f"{src.name}: no such file or directory") from None
     except OSError as e:
         raise LogsleuthError(f"{src.name}: cannot open ({e.strerror or e})") from None
-    st = os.fstat(fh.fileno())
-    return fh, (st.st_size if stat.S_ISREG(st.st_mode) else None)
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        _refuse_kind(src.name, st.st_mode)
+    try:
+        os.set_blocking(fd, True)
+    except OSError:
+        pass
+    fh = io.FileIO(fd, "rb", closefd=True)
+    return fh, st.st_size
 
 
 def _raw_blocks(fh: BinaryIO, limit: int | None, stats: ReadStats, name: str) -> Iterator[bytes]:
@@ -253,9 +432,38 @@ def _text_blocks(src: Source, stats: ReadStats, fh: BinaryIO, size: int | None) 
     yield from blocks
 
 
+def _cut_long_line(stats: ReadStats, dropped: int) -> None:
+    """Count a line cut at MAX_LINE_BYTES; the note is written once the input is read."""
+    stats.long_lines += 1
+    stats.long_line_bytes += dropped
+
+
+def long_line_note(stats: ReadStats) -> None:
+    if stats.long_lines:
+        stats.note(
+            f"{stats.long_lines:,} line(s) longer than {MAX_LINE_BYTES / 1048576:g} MiB were cut to their first "
+            f"{MAX_LINE_BYTES / 1048576:g} MiB ({stats.long_line_bytes:,} bytes past the cut were not read)"
+        )
+
+
+def _skip_line(fh: BinaryIO, start: int, size: int) -> int | None:
+    """Offset of the next newline at or after ``start`` (None: none before ``size``)."""
+    fh.seek(start)
+    pos = start
+    while pos < size:
+        b = fh.read(min(_READ_BLOCK, size - pos))
+        if not b:
+            return None
+        i = b.find(b"\n")
+        if i >= 0:
+            return pos + i
+        pos += len(b)
+    return None
+
+
 def _plain_file_chunks(fh: BinaryIO, size: int, stats: ReadStats, chunk_bytes: int) -> Iterator[tuple[bytes, int]]:
     """An uncompressed regular file: read chunk by chunk and seek back to the start of the cut line,
-    so that no chunk is copied to be cut or joined."""
+    so that no chunk is copied to be cut or joined. A line longer than MAX_LINE_BYTES keeps its head."""
     pos = 0
     while pos < size:
         data = fh.read(min(chunk_bytes, size - pos))
@@ -268,16 +476,33 @@ def _plain_file_chunks(fh: BinaryIO, size: int, stats: ReadStats, chunk_bytes: i
             break
         cut = data.rfind(b"\n")
         while cut < 0 and pos + len(data) < size:  # one line longer than a chunk: read on to its end
-            more = fh.read(min(chunk_bytes, size - pos - len(data)))
+            if len(data) >= MAX_LINE_BYTES:  # ... up to the cap: the head is kept, the rest skipped
+                end = _skip_line(fh, pos + len(data), size)
+                stop = size if end is None else end
+                _cut_long_line(stats, stop - pos - MAX_LINE_BYTES)
+                head = data[:MAX_LINE_BYTES]
+                del data
+                pos = stop + 1 if end is not None else size
+                stats.bytes_read = stats.bytes_text = min(pos, size)
+                yield (head + b"\n" if end is not None else head), 0
+                fh.seek(pos)
+                cut = -2
+                break
+            more = fh.read(min(chunk_bytes, size - pos - len(data), max(1, MAX_LINE_BYTES - len(data) + 1)))
             if not more:
                 break
             data += more
             if b"\n" in more:
                 cut = data.rfind(b"\n")  # the last newline: the tail is one unfinished line
+        if cut == -2:
+            continue
         if cut < 0:
-            stats.bytes_read = stats.bytes_text = pos + len(data)
+            if len(data) > MAX_LINE_BYTES:
+                _cut_long_line(stats, len(data) - MAX_LINE_BYTES)
+                data = data[:MAX_LINE_BYTES]
+            stats.bytes_read = stats.bytes_text = size if pos + len(data) >= size else pos + len(data)
             yield data, 0
-            pos += len(data)
+            pos = size
             break
         yield data, len(data) - cut - 1
         pos += cut + 1
@@ -300,7 +525,8 @@ def _chunks(src: Source, stats: ReadStats, chunk_bytes: int) -> Iterator[tuple[b
             fh.seek(0)
             plain = (
                 not any(head.startswith(m) for m, _ in COMPRESSION_MAGIC)
-                and not head.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff"))
+                and not head.startswith(b"\xef\xbb\xbf")
+                and wide_encoding(head) is None
                 and (b"\n" in head or b"\r" not in head)
             )
             if plain:
@@ -322,53 +548,76 @@ def _chunks(src: Source, stats: ReadStats, chunk_bytes: int) -> Iterator[tuple[b
 
 def _aligned_chunks(blocks: Iterator[bytes], stats: ReadStats, chunk_bytes: int) -> Iterator[tuple[bytes, int]]:
     """Chunks of about ``chunk_bytes``, as (data, tail): the last ``tail`` bytes of ``data`` are an
-    unfinished line that the next chunk repeats (so a chunk is never copied just to cut it)."""
+    unfinished line that the next chunk repeats (so a chunk is never copied just to cut it). A line
+    longer than MAX_LINE_BYTES keeps its head; the rest is counted up to its newline."""
     pending: list[bytes] = []
     size = 0
     first = True
     cr_mode = False
-    utf16: codecs.IncrementalDecoder | None = None
+    skipping = False  # inside the rest of a line that was cut at MAX_LINE_BYTES
+    wide: codecs.IncrementalDecoder | None = None
     for block in blocks:
         if first:
             first = False
             if block.startswith(b"\xef\xbb\xbf"):
                 block = block[3:]
                 stats.note("UTF-8 byte-order mark removed")
-            elif block.startswith((b"\xff\xfe", b"\xfe\xff")):
-                enc = "utf-16-le" if block.startswith(b"\xff\xfe") else "utf-16-be"
-                utf16 = codecs.getincrementaldecoder(enc)(errors="replace")
-                block = block[2:]
-                stats.encoding = enc
-                stats._encodings.add(enc)
+            else:
+                found = wide_encoding(block)
+                if found is not None:
+                    enc, bom = found
+                    wide = codecs.getincrementaldecoder(enc)(errors="replace")
+                    block = block[bom:]
+                    stats.encoding = enc
+                    stats._encodings.add(enc)
+                    if not bom:
+                        stats.note(f"read as {enc.upper()} (no byte-order mark; told by its NUL bytes)")
+            if wide is not None:
+                block = wide.decode(block).encode("utf-8")
+                wide_done = True
+            else:
+                wide_done = False
             if b"\n" not in block and b"\r" in block:
                 cr_mode = True
                 stats.line_ending = "cr"
             elif b"\r\n" in block:
                 stats.line_ending = "crlf"
-        if utf16 is not None:
-            block = utf16.decode(block).encode("utf-8")
+        else:
+            wide_done = False
+        if wide is not None and not wide_done:
+            block = wide.decode(block).encode("utf-8")
         if cr_mode:
             block = block.replace(b"\r", b"\n")
         stats.bytes_text += len(block)
+        if skipping:
+            i = block.find(b"\n")
+            if i < 0:
+                stats.long_line_bytes += len(block)
+                continue
+            stats.long_line_bytes += i
+            block = block[i:]  # the newline ends the cut line (its head is pending)
+            skipping = False
         pending.append(block)
         size += len(block)
-        if size >= chunk_bytes:
+        if size >= chunk_bytes or size > MAX_LINE_BYTES:
             data = pending[0] if len(pending) == 1 else b"".join(pending)
             cut = data.rfind(b"\n")
             if cut < 0:
+                if len(data) > MAX_LINE_BYTES:  # one line (a chunk starts at a line start) past the cap
+                    _cut_long_line(stats, len(data) - MAX_LINE_BYTES)
+                    data = data[:MAX_LINE_BYTES]
+                    skipping = True
                 pending, size = [data], len(data)
                 continue
             tail = len(data) - cut - 1
             yield data, tail
             pending = [data[cut + 1 :]] if tail else []
             size = tail
-    if utf16 is not None:
-        pending.append(utf16.decode(b"", final=True).encode("utf-8"))
+    if wide is not None:
+        pending.append(wide.decode(b"", final=True).encode("utf-8"))
     data = b"".join(pending)
     if data:
         yield data, 0
-
-
 
 
 def _lines_of(chunk: bytes) -> pl.Series:
@@ -407,6 +656,7 @@ def read_lines(src: Source, stats: ReadStats, chunk_bytes: int = CHUNK_BYTES) ->
         next_line += n
         stats.lines += n
         yield frame
+    long_line_note(stats)
     stats.encoding = encoding_label(stats)
 
 

@@ -19,6 +19,8 @@ class ReadStats:
     lines: int = 0
     mtime: float | None = None
     notes: list[str] = field(default_factory=list)
+    long_lines: int = 0  # lines cut at sources.MAX_LINE_BYTES
+    long_line_bytes: int = 0  # bytes past those cuts, counted and not read
     head_crc: int | None = None  # CRC-32 of the first 64 KB of text: with bytes_text, spots a copy of another input
     _encodings: set = field(default_factory=set, repr=False)
 

@@ -24,6 +24,11 @@ from logsleuth.errors import LogsleuthError
 ROLLOVER_BACKWARDS = 3 * 3600  # seconds: a jump back larger than this in a time-only log is midnight
 MIDNIGHT_SLACK = 600  # seconds: a line just before midnight right after one just after it was logged out of order
 PROVISIONAL = dt.date(2000, 1, 1)
+# stamps outside these years are not times a log was written at (year 0, Go's zero time 0001-01-01,
+# a garbled 10449): such a record is read without a time, and the input says how many there were
+YEAR_MIN, YEAR_MAX = 1970, 2100
+TS_MIN = dt.datetime(YEAR_MIN, 1, 1, tzinfo=dt.timezone.utc)
+TS_MAX = dt.datetime(YEAR_MAX + 1, 1, 1, tzinfo=dt.timezone.utc)
 _FILENAME_DATE = re.compile(r"(?<!\d)(20\d{2}|19\d{2})[-_.]?(0[1-9]|1[0-2])[-_.]?(0[1-9]|[12]\d|3[01])(?!\d)")
 
 
@@ -172,6 +177,8 @@ class FileClock:
     date_source: str = ""
     zone_source: str = ""
     rollovers: int = 0
+    out_of_range: int = 0  # records whose stamp is outside YEAR_MIN..YEAR_MAX (read without a time)
+    out_of_range_example: str | None = None
     _shift_days: int | None = field(default=None, repr=False)
 
     @property
@@ -306,7 +313,26 @@ class FileClock:
         ).then(env + pl.duration(microseconds=inner.dt.microsecond())).otherwise(env)
         ts = pl.coalesce(pl.col("_ts_aware"), env, localized)
         out = frame.with_columns(ts=ts)
+        outside = pl.col("ts").is_not_null() & ~pl.col("ts").is_between(pl.lit(TS_MIN), pl.lit(TS_MAX), closed="left")
+        n = int(out.select(outside.sum()).item() or 0)
+        if n:
+            if n > self.out_of_range:  # finalize sees the records, and again the coverage: the most counts
+                self.out_of_range = n
+                if "ts_text" in out.columns:
+                    self.out_of_range_example = out.filter(outside).select(pl.col("ts_text").drop_nulls().first()).item()
+            out = out.with_columns(ts=pl.when(~outside).then(pl.col("ts")))
         return out.drop([c for c in ("_ts_aware", "_ts_naive", "_tod") if c in out.columns])
+
+    def range_note(self) -> str | None:
+        if not self.out_of_range:
+            return None
+        from logsleuth.safe import visible
+
+        example = f" (such as {visible(self.out_of_range_example)[:60]!r})" if self.out_of_range_example else ""
+        return (
+            f"{self.out_of_range:,} record(s) have a date outside {YEAR_MIN}-{YEAR_MAX}{example}: "
+            "they were read without a time"
+        )
 
     def describe_zone(self) -> str:
         if self.spec is None or not self.spec.supported:

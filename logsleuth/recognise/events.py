@@ -12,7 +12,7 @@ import polars as pl
 from logsleuth.errors import LogsleuthError
 
 from logsleuth.recognise.matcher import Matcher
-from logsleuth.recognise.packs import PackSet
+from logsleuth.recognise.packs import PackSet, clamped_notes
 from logsleuth.ingest.reader import iter_read
 from logsleuth.ingest.inputs import InputReport, ReadOptions
 
@@ -118,6 +118,7 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
         frames.append(ev.with_columns(file=pl.lit(rep.name), path=pl.lit(rep.name)))
     if frames:
         events = pl.concat(frames, how="diagonal_relaxed")
+        clamped_notes(events, packs, reports)  # issue 21: integers wider than 64 bits, clamped
     else:
         events = matcher.empty(pl.DataFrame()).with_columns(file=pl.lit(None, dtype=pl.String), path=pl.lit(None, dtype=pl.String))
     # ``file``: the file a line is in, ordered as the inputs were read (ties in time keep that order);

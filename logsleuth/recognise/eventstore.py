@@ -17,11 +17,21 @@ import polars as pl
 
 from logsleuth import __version__
 from logsleuth.errors import LogsleuthError
+from logsleuth.safe import json_dumps
 from logsleuth.recognise.events import EventSet, file_enum
 from logsleuth.ingest.inputs import InputReport, input_json
 from logsleuth.ingest.stats import ReadStats
 
 FORMAT = "logsleuth-events/1"
+
+
+# the columns every events table has (the records' and the matcher's); vocabulary fields come after
+BASE_SCHEMA: dict[str, pl.DataType] = {
+    "line": pl.Int64, "raw": pl.String, "ts_text": pl.String, "level": pl.String, "logger": pl.String,
+    "thread": pl.String, "msg": pl.String, "host": pl.String, "line_end": pl.Int64,
+    "ts": pl.Datetime("us", "UTC"), "component": pl.String, "pack": pl.String, "pattern": pl.String,
+    "event": pl.String, "severity": pl.String, "path": pl.String, "system": pl.String,
+}
 
 
 def write(result: EventSet, out: Path) -> int:
@@ -31,6 +41,10 @@ def write(result: EventSet, out: Path) -> int:
         (out / "events").mkdir(parents=True, exist_ok=True)
         ev = result.events.drop([c for c in ("file",) if c in result.events.columns])
         ev = ev.with_columns(pl.col("system").fill_null("unknown"))
+        if ev.height == 0:  # no event: a part with no rows still says what the table holds
+            d = out / "events" / "system=unknown"
+            d.mkdir(parents=True, exist_ok=True)
+            ev.drop("system").write_parquet(d / "part-0.parquet")
         for (system,), part in ev.group_by("system", maintain_order=True):
             d = out / "events" / f"system={system}"
             d.mkdir(parents=True, exist_ok=True)
@@ -42,53 +56,155 @@ def write(result: EventSet, out: Path) -> int:
         # absolute paths, so that analyze --events DIR run from another directory can read a log
         # again when a detector needs its lines (Context.records)
         doc["locations"] = {r.name: str(Path(r.name).resolve()) for r in result.inputs if r.name != "<stdin>"}
-        (out / "inputs.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
+        (out / "inputs.json").write_text(json_dumps(doc, indent=2), encoding="utf-8")
     except OSError as e:
         raise LogsleuthError(f"{out}: cannot write ({e.strerror or e})") from None
     return result.events.height
 
 
-def _ts(s: str | None) -> dt.datetime | None:
-    return dt.datetime.fromisoformat(s.replace("Z", "+00:00")) if s else None
+def _ts(s: object) -> dt.datetime | None:
+    if not s:
+        return None
+    if not isinstance(s, str):
+        raise ValueError(f"a time that is not text: {s!r}")
+    try:
+        return dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
+    except ValueError:
+        return None  # a stamp Python cannot hold (year 1 written as '1-01-01'): no time
 
 
-def read(store: Path) -> EventSet:
+def _bad(store: Path, what: str) -> LogsleuthError:
+    from logsleuth.safe import visible
+
+    return LogsleuthError(f"{store}: not a valid events directory ({visible(what)[:300]}); write one with 'events --format parquet -o DIR'")
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+def _events_table(store: Path, packs) -> pl.DataFrame:
+    files = sorted((store / "events").glob("system=*/*.parquet"))
+    if not files:
+        raise _bad(store, "no events/system=*/part-*.parquet")
+    try:
+        events = pl.scan_parquet(files, hive_partitioning=True).collect()
+    except Exception as e:  # a truncated or tampered part: Polars' ComputeError, OSError, ...
+        raise _bad(store, f"a part of the events table cannot be read: {_first_line(e)}") from None
+    expected = dict(BASE_SCHEMA)
+    if packs is not None:
+        for f in packs.vocabulary:
+            expected.setdefault(f, packs.field_type(f))
+    fixes = []
+    for col, dtype in expected.items():
+        have = events.schema.get(col)
+        if have is None:
+            if col in BASE_SCHEMA and col not in ("line_end", "ts_text", "host", "thread", "logger", "level", "component"):
+                raise _bad(store, f"the events table has no column {col!r}")
+            fixes.append(pl.lit(None, dtype=dtype).alias(col))  # a field this table was written without
+        elif have != dtype:
+            fixes.append(pl.col(col).cast(dtype, strict=True))
+    if fixes:
+        try:
+            events = events.with_columns(fixes)
+        except Exception as e:
+            raise _bad(store, f"a column of the events table has the wrong type: {_first_line(e)}") from None
+    return events
+
+
+def read(store: Path, packs=None) -> EventSet:
+    """The events directory ``write`` made, validated: a tampered, truncated or foreign directory is
+    one line (exit 2), never an internal error."""
     meta = store / "inputs.json"
     try:
         doc = json.loads(meta.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         raise LogsleuthError(f"{store}: not an events directory (no readable inputs.json; write one with 'events --format parquet -o DIR')") from None
+    if not isinstance(doc, dict):
+        raise _bad(store, "inputs.json is not an object")
     if doc.get("format") != FORMAT:
         raise LogsleuthError(f"{store}: events written in format {doc.get('format')!r}, this logsleuth reads {FORMAT!r}")
-    files = sorted((store / "events").glob("system=*/*.parquet"))
-    if files:
-        events = pl.scan_parquet(files, hive_partitioning=True).collect()
-    else:
-        events = pl.DataFrame()
-    cov = pl.read_parquet(store / "coverage.parquet") if (store / "coverage.parquet").exists() else None
+    events = _events_table(store, packs)
+    cov = None
+    if (store / "coverage.parquet").exists():
+        try:
+            cov = pl.read_parquet(store / "coverage.parquet")
+            if not {"path", "ts", "level", "n"} <= set(cov.columns):
+                raise ValueError("coverage.parquet lacks path, ts, level or n")
+        except Exception as e:
+            raise _bad(store, f"coverage.parquet cannot be read: {_first_line(e)}") from None
     inputs: list[InputReport] = []
-    for i, d in enumerate(doc.get("inputs", [])):
-        st = ReadStats(
-            compression=d.get("compression", "none"), encoding=d.get("encoding", "utf-8"), replaced_bytes=d.get("replaced_bytes", 0),
-            line_ending=d.get("line_ending", "lf"), lines=d.get("lines", 0), notes=list(d.get("notes", [])),
-        )
-        rep = InputReport(
-            d["path"], st, envelope=d.get("envelope", "none"), layout=d.get("layout") or "",
-            layout_rate=d.get("layout_match_rate", 0.0), runner_up=d.get("runner_up"), runner_up_rate=d.get("runner_up_match_rate", 0.0),
-            layout_forced=d.get("layout_forced", False), records=d.get("records", 0), records_without_ts=d.get("records_without_ts", 0),
-            first_ts=_ts(d.get("first_ts")), last_ts=_ts(d.get("last_ts")), first_stamp=d.get("first_stamp"), last_stamp=d.get("last_stamp"),
-            zone=d.get("zone", ""), date_source=d.get("date_source") or "", rollovers=d.get("midnight_rollovers", 0),
-            lines_in_records=d.get("lines_in_records", 0), skipped_lines=d.get("skipped_lines", 0), skipped_input=d.get("skipped"),
-            events=d.get("events"), unmatched_records=d.get("unmatched_records"),
-        )
-        rep.location = (doc.get("locations") or {}).get(rep.name)
+    listed = doc.get("inputs", [])
+    if not isinstance(listed, list):
+        raise _bad(store, "inputs is not a list")
+    locations = doc.get("locations") or {}
+    for i, d in enumerate(listed):
+        try:
+            rep = _input(d, locations)
+        except (TypeError, ValueError, KeyError, AttributeError) as e:
+            raise _bad(store, f"input {i + 1} in inputs.json: {_first_line(e)}") from None
         if cov is not None:
             rep.coverage = cov.filter(pl.col("path") == rep.name).drop("path").sort("ts")
         inputs.append(rep)
     names = [r.name for r in inputs]
+    if len(set(names)) != len(names):
+        raise _bad(store, "an input is listed twice in inputs.json")
     if events.height:
         cols = ["system"] + [c for c in events.columns if c != "system"]
         known = pl.when(pl.col("path").is_in(names)).then(pl.col("path"))
         events = events.select(cols).with_columns(file=known.cast(file_enum(names)))
         events = events.sort(["ts", "file", "line"], nulls_last=True, maintain_order=True)
+    else:
+        events = events.with_columns(file=pl.lit(None, dtype=pl.String).cast(file_enum(names)))
     return EventSet(events, inputs, [r.name for r in inputs])
+
+
+def _int(d: dict, key: str, default: int = 0) -> int:
+    v = d.get(key, default)
+    if v is None:
+        return default
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise ValueError(f"{key} is not a whole number: {v!r}")
+    return v
+
+
+def _str(d: dict, key: str, default: str | None = "") -> str | None:
+    v = d.get(key, default)
+    if v is None:
+        return default
+    if not isinstance(v, str):
+        raise ValueError(f"{key} is not text: {v!r}")
+    return v
+
+
+def _input(d: object, locations: dict) -> InputReport:
+    if not isinstance(d, dict):
+        raise ValueError("not an object")
+    path = _str(d, "path", None)
+    if not path:
+        raise ValueError("no path")
+    notes = d.get("notes", [])
+    if not isinstance(notes, list):
+        raise ValueError("notes is not a list")
+    rate = d.get("layout_match_rate", 0.0)
+    if not isinstance(rate, (int, float)):
+        raise ValueError(f"layout_match_rate is not a number: {rate!r}")
+    st = ReadStats(
+        compression=_str(d, "compression", "none"), encoding=_str(d, "encoding", "utf-8"), replaced_bytes=_int(d, "replaced_bytes"),
+        line_ending=_str(d, "line_ending", "lf"), lines=_int(d, "lines"), notes=[str(n) for n in notes],
+    )
+    events = d.get("events")
+    rep = InputReport(
+        path, st, envelope=_str(d, "envelope", "none"), layout=_str(d, "layout", "") or "",
+        layout_rate=float(rate), runner_up=_str(d, "runner_up", None), runner_up_rate=float(d.get("runner_up_match_rate") or 0.0),
+        layout_forced=bool(d.get("layout_forced", False)), records=_int(d, "records"), records_without_ts=_int(d, "records_without_ts"),
+        first_ts=_ts(d.get("first_ts")), last_ts=_ts(d.get("last_ts")), first_stamp=_str(d, "first_stamp", None), last_stamp=_str(d, "last_stamp", None),
+        zone=_str(d, "zone", ""), date_source=_str(d, "date_source", "") or "", rollovers=_int(d, "midnight_rollovers"),
+        lines_in_records=_int(d, "lines_in_records"), skipped_lines=_int(d, "skipped_lines"), skipped_input=_str(d, "skipped", None),
+        events=_int(d, "events") if events is not None else None,
+        unmatched_records=_int(d, "unmatched_records") if d.get("unmatched_records") is not None else None,
+    )
+    loc = locations.get(path) if isinstance(locations, dict) else None
+    rep.location = loc if isinstance(loc, str) else None
+    return rep

@@ -15,7 +15,7 @@ import re
 
 import polars as pl
 
-from logsleuth.recognise.packs import Pattern, PackSet
+from logsleuth.recognise.packs import Pattern, PackSet, cast_field
 
 EVENT_COLUMNS = ["system", "component", "pack", "pattern", "event", "severity"]
 
@@ -88,7 +88,7 @@ class Matcher:
         if hit.height == 0:
             return None
         groups = pl.col("_g")
-        cols += [groups.struct.field(f).cast(self.packs.field_type(f), strict=False).alias(f) for f in p.fields]
+        cols += [cast_field(groups.struct.field(f), self.packs.field_type(f)).alias(f) for f in p.fields]  # issue 21: wide/non-ASCII integers
         return hit.with_columns(cols).drop("_g")
 
     def _candidates(self, records: pl.DataFrame, text: str) -> list[tuple[int, pl.Series]]:

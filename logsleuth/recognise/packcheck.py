@@ -79,16 +79,29 @@ def _same(got, want) -> bool:
     return got == want
 
 
+# samples read and matched this many at a time: a 10,000-pattern pack is checked in bounded memory
+# (the matcher's work per batch is the patterns whose literals its samples contain)
+SAMPLE_BATCH = 256
+
+
 def check_pattern_samples(packs: PackSet, only: list[Pattern] | None = None) -> list[str]:
     problems: list[str] = []
     matcher = Matcher(packs)
     known = {p.id for p in packs.patterns}
     chosen = only if only is not None else packs.patterns
     samples = [(p, i, s) for p in chosen for i, s in enumerate(p.samples, 1)]
+    for start in range(0, len(samples), SAMPLE_BATCH):
+        problems += _check_batch(matcher, known, samples[start : start + SAMPLE_BATCH])
+    return problems
+
+
+def _check_batch(matcher: Matcher, known: set[str], samples: list) -> list[str]:
+    problems: list[str] = []
     recs_list = records_of_texts([s.line for _, _, s in samples])
     tagged = [r.with_columns(_sample=pl.lit(k, dtype=pl.Int64)) for k, r in enumerate(recs_list)]
     everything = pl.concat(tagged, how="vertical_relaxed") if tagged else None
     events = matcher.match(everything) if everything is not None else None
+    by_sample = {k: g for (k,), g in events.group_by("_sample")} if events is not None and events.height else {}
     for k, (p, i, s) in enumerate(samples):
         where = f"{Path(p.source).name}: pattern {p.id}"
         for other in s.also:
@@ -98,7 +111,9 @@ def check_pattern_samples(packs: PackSet, only: list[Pattern] | None = None) -> 
         if recs.height != 1:
             problems.append(f"{where}: sample {i}: is {recs.height} records, not 1 (no layout recognises its first line?)")
             continue
-        ev = events.filter(pl.col("_sample") == k)  # type: ignore[union-attr]
+        ev = by_sample.get(k)
+        if ev is None:
+            ev = events.clear()  # type: ignore[union-attr]
         mine = ev.filter(pl.col("pattern") == p.id)
         if mine.height == 0:
             r = recs.row(0, named=True)

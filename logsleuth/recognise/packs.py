@@ -30,6 +30,53 @@ except ImportError:  # pragma: no cover
 
 SEVERITIES = ("debug", "info", "notice", "warning", "error", "critical")
 TYPES = {"str": pl.String, "int": pl.Int64, "float": pl.Float64}
+INT_MAX, INT_MIN = 2**63 - 1, -(2**63)
+
+# decimal digits of other scripts (a regex's \d matches them all): read as the ASCII digit they are
+_DIGIT_ZEROS = [0x0660, 0x06F0, 0x07C0, 0x0966, 0x09E6, 0x0A66, 0x0AE6, 0x0B66, 0x0BE6, 0x0C66, 0x0CE6, 0x0D66,
+                0x0DE6, 0x0E50, 0x0ED0, 0x0F20, 0x1040, 0x1090, 0x17E0, 0x1810, 0xFF10]
+_DIGITS_FROM = [chr(z + d) for z in _DIGIT_ZEROS for d in range(10)]
+_DIGITS_TO = [str(d) for _ in _DIGIT_ZEROS for d in range(10)]
+
+
+def cast_field(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+    """A captured field as its vocabulary type. Numbers in other scripts' digits are read as the
+    number they are; an integer wider than 64 bits is clamped to the Int64 range (and counted by
+    :func:`clamped_count`) instead of becoming null and making its finding vanish."""
+    if dtype not in (pl.Int64, pl.Float64):
+        return expr.cast(dtype, strict=False)
+    text = expr.cast(pl.String).str.replace_many(_DIGITS_FROM, _DIGITS_TO)
+    if dtype == pl.Float64:
+        return text.cast(pl.Float64, strict=False)
+    n = text.cast(pl.Int64, strict=False)
+    whole = text.str.strip_chars()
+    return (
+        pl.when(n.is_null() & whole.str.contains(r"^\+?[0-9]{19,}$")).then(pl.lit(INT_MAX, dtype=pl.Int64))
+        .when(n.is_null() & whole.str.contains(r"^-[0-9]{19,}$")).then(pl.lit(INT_MIN, dtype=pl.Int64))
+        .otherwise(n)
+    )
+
+
+def clamped_notes(events: pl.DataFrame, packs: "PackSet", inputs: list) -> None:
+    """Note on each input how many integer field values sit at the Int64 bounds (clamped by
+    :func:`cast_field`): one pass over all events."""
+    if events.height == 0:
+        return
+    schema = events.schema
+    cols = [f for f in packs.vocabulary if schema.get(f) == pl.Int64]
+    if not cols:
+        return
+    at_bound = pl.any_horizontal([pl.col(c).is_in([INT_MAX, INT_MIN]).fill_null(False) for c in cols])
+    hit = events.filter(at_bound)
+    if hit.height == 0:
+        return
+    counts = dict(hit.group_by("path").len().iter_rows())
+    for rep in inputs:
+        n = counts.get(rep.name)
+        if n:
+            rep.stats.note(f"{n:,} event(s) hold a number wider than 64 bits, clamped to ±9223372036854775807")
+
+
 MIN_LITERAL = 4
 RESERVED = {
     "path", "line", "line_end", "ts", "ts_text", "level", "logger", "thread", "host", "raw", "msg",
@@ -301,6 +348,35 @@ def _err(where: str, what: str) -> PackError:
     return PackError(f"{where}: {what}")
 
 
+MAX_PACK_BYTES = 16 * 1024 * 1024  # a pack is text someone wrote: a larger file is not one
+
+
+def read_pack_text(path: Path) -> str:
+    """A pack file's text: a regular file (a FIFO in a pack directory would wait forever for a
+    writer), not huge, UTF-8 (a Latin-1 pack is one line naming the byte, not a traceback)."""
+    import os
+    import stat
+
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise PackError(f"{path}: cannot read ({e.strerror or e})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise PackError(f"{path}: not a regular file (a pack is a *.toml text file)")
+    if st.st_size > MAX_PACK_BYTES:
+        raise PackError(f"{path}: {st.st_size:,} bytes is too large for a pack (at most {MAX_PACK_BYTES:,})")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            data = fh.read(MAX_PACK_BYTES + 1)
+    except OSError as e:
+        raise PackError(f"{path}: cannot read ({e.strerror or e})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise PackError(f"{path}: not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}); save the pack as UTF-8") from None
+
+
 def _parsed_toml(text: str) -> dict:
     """``tomllib.loads(text)``, remembered by the text's hash when it is plain JSON data (every
     pack is): parsing the built-in packs' TOML is ~30 ms of each run's start-up, reading the
@@ -317,16 +393,18 @@ def _parsed_toml(text: str) -> dict:
         except (TypeError, ValueError):  # a TOML date or time: not JSON, parsed each time
             return None
 
+    if len(text) > 1 << 20:  # a large user pack is not worth a place in every run's cache
+        return tomllib.loads(text)
     data = memo("pack-toml", hashlib.sha1(text.encode("utf-8")).hexdigest(), plain, "logsleuth.recognise.packs")
     return data if data is not None else tomllib.loads(text)
 
 
 def load_pack(path: Path, vocabulary: dict[str, Field]) -> Pack:
     try:
-        data = _parsed_toml(path.read_text(encoding="utf-8"))
+        data = _parsed_toml(read_pack_text(path))
     except OSError as e:
         raise PackError(f"{path}: cannot read ({e.strerror or e})") from None
-    except tomllib.TOMLDecodeError as e:
+    except (tomllib.TOMLDecodeError, RecursionError) as e:
         raise PackError(f"{path}: not valid TOML ({e})") from None
     name = path.name
     for key in ("id", "system", "description"):

@@ -9,8 +9,10 @@ import re
 import sys
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # rich is imported by the functions that build a Console: JSON output never needs it
+if TYPE_CHECKING:  # rich is loaded by SafeConsole when a console is built: JSON output never needs it
     from rich.console import Console
+
+from logsleuth.safe import SafeConsole
 
 _color = "auto"  # set once per run by the command line (set_color)
 
@@ -105,18 +107,14 @@ def _columns() -> int | None:
 
 
 def stdout_console() -> Console:
-    from rich.console import Console
-
     # piped: COLUMNS when it is set, else wide enough that no table wraps an id or a path (grep sees
     # whole rows); never padded with trailing spaces
     width = None if is_terminal() else (_columns() or 400)
-    return Console(file=_NoTrailingSpace(sys.stdout), markup=False, emoji=False, highlight=False, soft_wrap=False, width=width, **_color_kwargs())
+    return SafeConsole(file=_NoTrailingSpace(sys.stdout), markup=False, emoji=False, highlight=False, soft_wrap=False, width=width, **_color_kwargs())
 
 
 def stderr_console() -> Console:
-    from rich.console import Console
-
-    return Console(file=sys.stderr, markup=False, emoji=False, highlight=False)
+    return SafeConsole(file=sys.stderr, markup=False, emoji=False, highlight=False)
 
 
 def is_terminal() -> bool:
@@ -143,7 +141,5 @@ def report_width(default: int = 100) -> int:
 def report_console() -> Console:
     """The terminal report's console: the terminal's width (or ``COLUMNS``; when piped, the width of
     the terminal stderr is on, else 100 as for text), colours by ``--color``."""
-    from rich.console import Console
-
     width = None if is_terminal() else report_width()
-    return Console(markup=False, emoji=False, highlight=False, soft_wrap=False, width=width, **_color_kwargs())
+    return SafeConsole(markup=False, emoji=False, highlight=False, soft_wrap=False, width=width, **_color_kwargs())

@@ -19,7 +19,7 @@ from rich.text import Text
 from logsleuth.recognise.packs import PackSet
 from logsleuth.render import clock
 from logsleuth.render.console import color_mode, is_terminal, stdout_console
-from logsleuth.safe import json_visible, one_line, visible
+from logsleuth.safe import csv_expr, json_dumps, json_visible, one_line, visible
 from logsleuth.ingest.timeparse import iso_utc
 
 BASE = ["path", "line", "line_end", "ts", "system", "component", "event", "pattern", "severity", "level", "logger", "thread", "host"]
@@ -119,13 +119,21 @@ def _write_lines(lines: pl.Series, safe_fn=None) -> None:
         write("\n".join(lines.to_list()) + "\n")
 
 
+def visible_names(events: pl.DataFrame) -> pl.Expr:
+    """The ``path`` column with each distinct name made visible (one call per file, not per row)."""
+    names = events["path"].cast(pl.String).unique().drop_nulls().to_list() if events.height else []
+    hostile = {n: visible(n) for n in names if visible(n) != n}
+    path = pl.col("path").cast(pl.String)
+    return path.replace(hostile) if hostile else path
+
+
 def grep(events: pl.DataFrame, with_event: bool = False) -> None:
     """``path:line:text`` (``with_event``: ``path:line:event:text``); the path, line and event
     coloured as rg does when colours are on (a terminal, or --color always)."""
     terminal = is_terminal()  # a log line must not repaint the analyst's terminal; a pipe gets it as it was
     color = color_mode() == "always" or (terminal and color_mode() == "auto")
     p, n, e, z = ("\x1b[35m", "\x1b[32m", "\x1b[33m", "\x1b[0m") if color else ("", "", "", "")
-    path, raw = pl.col("path").cast(pl.String), pl.col("raw").fill_null("")
+    path, raw = visible_names(events), pl.col("raw").fill_null("")  # a file name is shown escaped even to a pipe: it is not the log's text
     if terminal:  # each field made visible, so that the colours stay codes
         path, raw = path.map_elements(visible, return_dtype=pl.String), raw.map_elements(visible, return_dtype=pl.String)
     parts = [pl.lit(p), path, pl.lit(z + ":" + n), pl.col("line").cast(pl.String), pl.lit(z + ":")]
@@ -145,8 +153,7 @@ def counts(events: pl.DataFrame) -> None:
 
 def names(paths: list[str]) -> None:
     """One input per line (``events --files-with-events``, like ``rg -l``)."""
-    safe = is_terminal()
-    sys.stdout.write("".join((visible(x) if safe else x) + "\n" for x in paths))
+    sys.stdout.write("".join(visible(x) + "\n" for x in paths))  # names are shown escaped even to a pipe
 
 
 def ndjson(events: pl.DataFrame, packs: PackSet) -> None:
@@ -161,6 +168,8 @@ def csv(events: pl.DataFrame, packs: PackSet) -> None:
     out = events.select([c for c in cols if c in events.columns]).with_columns(
         iso_expr("ts") if events.height else pl.col("ts").cast(pl.String)
     ).rename({"raw": "text"})
+    # a cell a spreadsheet would run as a formula (=, +, -, @ first) gets a leading ' (safe.csv_cell)
+    out = out.with_columns(csv_expr(c) for c, t in out.schema.items() if t == pl.String)
     terminal = is_terminal()
     for start in range(0, max(out.height, 1), SLICE):
         text = out.slice(start, SLICE).write_csv(include_header=start == 0)

@@ -104,6 +104,8 @@ def reading_notes(a: Analysis, short=visible) -> Notes:
     """The notes on how the logs were read, sorted (see the module doc). ``short`` shortens paths."""
     out = Notes()
     later = {seg for seg, log in rotation.log_of(a.logs).items() if seg != log}
+    spans = [(r.name, r.first_ts, r.last_ts) for r in a.log_inputs() if r.first_ts and r.last_ts and not r.skipped_input]
+    lined_up: set[str] = set()  # inputs a --date hint lines up (their no-overlap warning is that hint)
     for r in a.inputs:
         name = short(r.name)
         if r.skipped_input:
@@ -129,18 +131,24 @@ def reading_notes(a: Analysis, short=visible) -> Notes:
             else:
                 out.warnings.append((_skew_short(name, sk), full))
         if r.date_source and ("modification time" in r.date_source or r.date_source.startswith("today")):
-            t = f"{name}: time-only stamps dated by {r.date_source}; give --date if that is wrong"
+            overlap = r.first_ts and r.last_ts and any(f1 <= r.last_ts and r.first_ts <= l1 for o, f1, l1 in spans if o != r.name)
+            hint = None if overlap or not r.first_ts else _date_hint(a, r.name, r.first_ts, r.last_ts, spans)
+            if hint:
+                lined_up |= {r.name, hint[1]}
+            t = f"{name}: {hint[0]}" if hint else f"{name}: time-only stamps dated by {r.date_source}; give --date if that is wrong"
             out.warnings.append((t, t))
     for log, segments in a.logs.items():
         out.routine.append(f"{', '.join(visible(Path(s).name) for s in segments)} read as one log (rotated): {short(log)}")
-    spans = [(r.name, r.first_ts, r.last_ts) for r in a.log_inputs() if r.first_ts and r.last_ts and not r.skipped_input]
     if len(spans) >= 2:
         for name, f0, l0 in spans:
             if not any(f1 <= l0 and f0 <= l1 for other, f1, l1 in spans if other != name):
                 from logsleuth.render.words import span_text
 
-                t = f"{short(name)} ({_t(f0)} → {_t(l0)}) overlaps no other input in time: check --date and --tz"
-                brief = f"{short(name)} ({span_text(f0, l0, seconds=False).rsplit(' (', 1)[0]}) overlaps no other input in time: check --date and --tz"
+                if name in lined_up:
+                    continue  # said above, with the --date that lines them up
+                hint = "check --date and --tz"
+                t = f"{short(name)} ({_t(f0)} → {_t(l0)}) overlaps no other input in time: {hint}"
+                brief = f"{short(name)} ({span_text(f0, l0, seconds=False).rsplit(' (', 1)[0]}) overlaps no other input in time: {hint}"
                 out.warnings.append((brief, t))
     for t in coverage_notes(a, short):
         out.warnings.append((t, t))
@@ -151,6 +159,27 @@ def reading_notes(a: Analysis, short=visible) -> Notes:
         )
         out.warnings.append((t, t))
     return out
+
+
+def _date_hint(a: Analysis, name: str, f0, l0, spans) -> tuple[str, str] | None:
+    """For a time-only log dated by a guess (its modification time, today): the --date that makes it
+    overlap another input, when one does (the stamps line up whole days apart)."""
+    import datetime as dt
+    from pathlib import PurePath
+
+    rep = next((r for r in a.log_inputs() if r.name == name), None)
+    if rep is None or not rep.date_source or not ("modification time" in rep.date_source or rep.date_source.startswith("today")):
+        return None
+    for other, f1, l1 in spans:
+        if other == name:
+            continue
+        for day in sorted({f1.date(), l1.date()}):
+            shift = dt.timedelta(days=(day - f0.date()).days)
+            if shift and f1 <= l0 + shift and f0 + shift <= l1:
+                glob = PurePath(name).name
+                return (f"give --date '{visible(glob)}={day.isoformat()}': its time-only stamps then line up with "
+                        f"{visible(PurePath(other).name)} (dated by {rep.date_source} now, {abs(shift.days)} day(s) off)"), other
+    return None
 
 
 def notes(a: Analysis, short=visible) -> list[str]:

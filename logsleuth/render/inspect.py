@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 from rich.table import Table
@@ -11,13 +10,13 @@ from rich.text import Text
 from logsleuth import __version__
 from logsleuth.ingest.inputs import InputReport, input_json
 from logsleuth.render.console import stdout_console
-from logsleuth.safe import visible
+from logsleuth.safe import json_dumps, visible
 from logsleuth.render import clock
 
 
 def json_out(reports: list[InputReport]) -> None:
     doc = {"tool": "logsleuth", "version": __version__, "inputs": [input_json(r) for r in reports]}
-    sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(json_dumps(doc, indent=2) + "\n")
 
 
 def table(reports: list[InputReport]) -> None:

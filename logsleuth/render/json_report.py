@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from logsleuth.safe import json_dumps
 
 from logsleuth import __version__
 from logsleuth.findings import Analysis
@@ -32,4 +32,4 @@ def document(a: Analysis) -> dict:
 
 
 def dumps(a: Analysis) -> str:
-    return json.dumps(document(a), indent=2, ensure_ascii=False) + "\n"
+    return json_dumps(document(a), indent=2) + "\n"

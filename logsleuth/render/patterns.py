@@ -15,12 +15,13 @@ from logsleuth.safe import visible
 def listing(packs: PackSet) -> None:
     con = stdout_console()
     for pack in packs.packs:
-        con.print(Text(f"{pack.id}  ({pack.system}{'/' + pack.component if pack.component else ''}, {Path(pack.source).name}): {pack.description}", style="bold"))
+        head = f"{pack.id}  ({pack.system}{'/' + pack.component if pack.component else ''}, {Path(pack.source).name}): {pack.description}"
+        con.print(Text(visible(head), style="bold"))
         t = Table(box=None, pad_edge=False, show_header=True, header_style="dim")
         for c in ("pattern", "event", "severity", "versions"):
             t.add_column(c, overflow="fold")
         for p in pack.patterns:
-            t.add_row(Text(p.id), Text(p.event), Text(p.severity), Text(p.versions))
+            t.add_row(Text(visible(p.id)), Text(visible(p.event)), Text(visible(p.severity)), Text(visible(p.versions)))
         con.print(t)
         con.print()
 
@@ -51,7 +52,7 @@ def show(packs: PackSet, p: Pattern) -> None:
         con.print(Text(f"sample {i}:", style="bold"))
         con.print(Text(visible(s.line, keep_newlines=True)))
         if s.fields:
-            con.print(Text("  yields " + ", ".join(f"{k}={v!r}" for k, v in s.fields.items()), style="dim"))
+            con.print(Text(visible("  yields " + ", ".join(f"{k}={v!r}" for k, v in s.fields.items())), style="dim"))
 
 
 def fields(vocab: dict[str, Field]) -> None:
@@ -60,12 +61,12 @@ def fields(vocab: dict[str, Field]) -> None:
     for c in ("field", "type", "meaning"):
         t.add_column(c, overflow="fold")
     for f in vocab.values():
-        t.add_row(Text(f.name), Text(f.type), Text(f.description))
+        t.add_row(Text(visible(f.name)), Text(visible(f.type)), Text(visible(f.description)))
     con.print(t)
 
 
 def layouts(items: list) -> None:
     con = stdout_console()
     for lay in items:
-        con.print(Text(lay.id, style="bold"), Text(" " + lay.description))
-        con.print(Text("  " + (lay.conversion or lay.regex), style="dim"))
+        con.print(Text(visible(lay.id), style="bold"), Text(visible(" " + lay.description)))
+        con.print(Text(visible("  " + (lay.conversion or lay.regex)), style="dim"))

@@ -9,25 +9,34 @@ from typing import TYPE_CHECKING
 from logsleuth.render.console import stderr_console
 from logsleuth.safe import visible
 
+import os
+
 if TYPE_CHECKING:  # imported when a bar is first shown: most runs show none
     from rich.progress import Progress
 
-PROGRESS_MIN_BYTES = 50 * 1024 * 1024
+PROGRESS_MIN_BYTES = int(os.environ.get("LOGSLEUTH_PROGRESS_MIN_BYTES", 50 * 1024 * 1024))  # env: tests show the bar on small inputs
 
 
 class InputProgress:
     def __init__(self) -> None:
+        import threading
+
         self.progress: Progress | None = None
         self.tasks: dict[str, int] = {}
+        self._lock = threading.RLock()  # inputs are read on several threads
 
     def __call__(self, name: str, done: int, total: int | None) -> None:
         if total is None or total < PROGRESS_MIN_BYTES:
             return
+        with self._lock:
+            self._update(name, done, total)
+
+    def _update(self, name: str, done: int, total: int) -> None:
         if self.progress is None:
             from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
             self.progress = Progress(
-                TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
+                TextColumn("{task.description}", markup=False), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
                 console=stderr_console(), transient=True,
             )
             self.progress.start()
@@ -40,9 +49,10 @@ class InputProgress:
                 self.close()
 
     def close(self) -> None:
-        if self.progress is not None:
-            self.progress.stop()
-            self.progress = None
+        with self._lock:
+            if self.progress is not None:
+                self.progress.stop()
+                self.progress = None
 
 
 def for_terminal() -> InputProgress | None:

@@ -14,6 +14,8 @@ import io
 from dataclasses import dataclass
 
 from rich.console import Console
+
+from logsleuth.safe import SafeConsole
 from rich.table import Table
 from rich.text import Text
 
@@ -53,7 +55,7 @@ class View:
             names += list(segs)
         self.short = Shortener(names)
         self.told: set[str] = set()
-        self._measure = Console(width=self.width, markup=False, emoji=False, highlight=False, color_system=None)
+        self._measure = SafeConsole(width=self.width, markup=False, emoji=False, highlight=False, color_system=None)
 
     # ------------------------------------------------------------------ helpers
 
@@ -253,7 +255,7 @@ class View:
                 if e.note:
                     loc.append(f"  {self.s(e.note)}", style="dim")
                 out += self.wrap(loc, indent=4, label="  ")
-                text = one_line(e.text, EVIDENCE_CHARS)
+                text = one_line(e.text, EVIDENCE_CHARS) if self.verbose else self.quote(e, 3)
                 out += self.wrap(Text(text), indent=4, label="    ", max_lines=None if self.verbose else 3)
         if f.subjects:
             out += self.subjects(f)
@@ -271,6 +273,21 @@ class View:
                 out += self.wrap(Text(self.s(r), style="dim"), label="  - ")
         out.append(Text(""))
         return out
+
+    def quote(self, e, lines: int) -> str:
+        """An evidence line for ``lines`` rows of the screen: when it does not fit, its head (wrapper,
+        stamp, thread, logger) is cut before its message is, so the words that prove it stay."""
+        text = one_line(e.text, EVIDENCE_CHARS)
+        room = lines * (max(20, self.width - 4) - 8)  # what fits (slack for the words wrapping leaves at each line end)
+        msg = one_line(e.message) if e.message else ""
+        if len(text) <= room or not msg or not text.endswith(msg) and msg not in text:
+            return text
+        at = text.find(msg)
+        head, rest = text[:at], text[at:]
+        keep = room - len(rest) - 2
+        if keep >= 12:
+            return head[:keep].rstrip() + "… " + rest
+        return text[: min(24, len(head))].rstrip() + "… " + rest
 
     def subjects(self, f: Finding) -> list:
         out: list = [Text(f"Subjects ({len(f.subjects)})", style="bold")]
@@ -393,6 +410,6 @@ def terminal(a: Analysis, con: Console, height: int | None = None, verbose: bool
 
 def text(a: Analysis, width: int = 100, verbose: bool = False, elapsed: float | None = None) -> str:
     buf = io.StringIO()
-    con = Console(file=buf, width=width, markup=False, emoji=False, highlight=False, color_system=None, force_terminal=False, legacy_windows=False)
+    con = SafeConsole(file=buf, width=width, markup=False, emoji=False, highlight=False, color_system=None, force_terminal=False, legacy_windows=False)
     render(a, con, SCREEN, verbose, elapsed)
     return "\n".join(ln.rstrip() for ln in buf.getvalue().splitlines()) + "\n"

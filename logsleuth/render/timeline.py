@@ -56,6 +56,8 @@ def terminal(events: pl.DataFrame, notes: list[str], findings: list | None = Non
 
     from rich.console import Console
 
+    from logsleuth.safe import SafeConsole
+
     from logsleuth.render.console import report_console
 
     con = report_console()
@@ -70,7 +72,7 @@ def terminal(events: pl.DataFrame, notes: list[str], findings: list | None = Non
     target = max(20, con.width - label_w - 10)
     h = histogram(events, top=12, target=target, always=always)
     buf = io.StringIO()
-    out = Console(file=buf, width=con.width, force_terminal=con.is_terminal, color_system=con.color_system,
+    out = SafeConsole(file=buf, width=con.width, force_terminal=con.is_terminal, color_system=con.color_system,
                   markup=False, emoji=False, highlight=False, soft_wrap=False)
     _draw(out, h, events, notes, findings, always, short, label_w)
     text = buf.getvalue()
@@ -142,7 +144,10 @@ def lines(events: pl.DataFrame) -> None:
 
     write = sys.stdout.write
     safe = is_terminal()  # like `events --format grep`: as it was when piped, visible on a terminal
-    for ts, path, line, raw in events.select("ts", "path", "line", "raw").iter_rows():
+    from logsleuth.render.events import visible_names
+
+    # a file name is shown escaped even to a pipe: it is not the log's text
+    for ts, path, line, raw in events.select("ts", visible_names(events).alias("path"), "line", "raw").iter_rows():
         text = f"{clock.iso(ts) or '-'} {path}:{line}:{raw}"
         write((visible(text) if safe else text) + "\n")
 

@@ -158,10 +158,15 @@ def estimate(events: pl.DataFrame, links: Links) -> dict[str, Skew]:
     clients = events.filter(pl.col("component") == "client")["path"].unique().sort().to_list() if events.height else []
     pairs = _pairs(events, links) if clients else None
     edges: list[tuple[str, str, float, int, float]] = []
+    by_client = {k[0]: g for k, g in pairs.group_by("cpath")} if pairs is not None and pairs.height else {}
+    wide: list = []  # the pairs within ZONE_WINDOW, made once for every client that needs them
     for path in clients:
-        p = pairs.filter(pl.col("cpath") == path) if pairs is not None else None
+        p = by_client.get(path)
         if p is None or p.height == 0:
-            out[path] = _zone_check(path, events, links)
+            if not wide:
+                w = _pairs(events, links, ZONE_WINDOW)
+                wide.append({k[0]: g for k, g in w.group_by("cpath")} if w.height else {})
+            out[path] = _zone_check(path, wide[0].get(path))
             continue
         each = _per_broker(p)
         if not each:
@@ -260,11 +265,10 @@ def broker_order(events: pl.DataFrame) -> dict[str, Skew]:
     return out
 
 
-def _zone_check(path: str, events: pl.DataFrame, links: Links) -> Skew:
-    """No pair within minutes: are the same actions a whole number of half-hours apart?"""
-    wide = _pairs(events, links, ZONE_WINDOW)
-    wide = wide.filter(pl.col("cpath") == path)
-    if wide.height == 0:
+def _zone_check(path: str, wide: pl.DataFrame | None) -> Skew:
+    """No pair within minutes: are the same actions a whole number of half-hours apart? (``wide``:
+    this client's pairs within ZONE_WINDOW)"""
+    if wide is None or wide.height == 0:
         return Skew(path, "no counterpart")
     center, window = _densest(wide["d"].to_list())
     n = wide.filter((pl.col("d") - center).abs() <= CLUSTER)["cid"].n_unique()

@@ -307,13 +307,19 @@ def _silence(ctx: Context, logs: list[str], t0: dt.datetime, t1: dt.datetime, be
 
 
 def impact_by_node(ctx: Context) -> pl.DataFrame:
-    """Client-side episodes (kafka.broker-unreachable's model) per node: node, from, to, path, client."""
-    from logsleuth.detectors.kafka.model import build
+    """Client-side episodes (kafka.broker-unreachable's model) per node: node, from, to, path, client,
+    and lost (records expired or send() calls failed in that episode: the same sums as the client findings)."""
+    from logsleuth.detectors.kafka.model import build, loss_of
 
     m = build(ctx)
     if m is None or m.episodes.height == 0:
-        return pl.DataFrame(schema={"node": pl.Int64, "from": pl.Datetime("us", "UTC"), "to": pl.Datetime("us", "UTC"), "path": pl.String, "client": pl.String})
-    return m.episodes.filter(pl.col("node").is_not_null()).select("node", "from", "to", "path", "client")
+        return pl.DataFrame(schema={"node": pl.Int64, "from": pl.Datetime("us", "UTC"), "to": pl.Datetime("us", "UTC"), "path": pl.String, "client": pl.String, "lost": pl.Boolean})
+    eps = m.episodes.filter(pl.col("node").is_not_null())
+    lost = []
+    for path, ep in eps.select("path", "ep").iter_rows():  # one per episode, not per event
+        d = loss_of(m, path, ep)
+        lost.append(bool(d["expired_records"] or d["failed_sends"] or d["metadata_timeouts"]))
+    return eps.select("node", "from", "to", "path", "client").with_columns(lost=pl.Series(lost, dtype=pl.Boolean))
 
 
 LABEL = {

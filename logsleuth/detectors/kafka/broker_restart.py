@@ -1,8 +1,8 @@
 """kafka.broker-restart: a Kafka broker that went away, told from its own logs alone: a shutdown
 (controlled or not) and start-up, a start-up banner with no shutdown before it (a crash), a log
 directory failure, a ZooKeeper session expiry. One finding per node and episode (lines of the node
-closer than GAP). Low unless a client log given shows that node failing in an overlapping window
-(then medium, and the client finding names the same cause). See docs/findings/kafka.broker-restart.md.
+closer than GAP). Low unless a client log given shows that node failing in an overlapping window and
+losing records or sends there (then medium); the client finding names the same cause either way. See docs/findings/kafka.broker-restart.md.
 """
 
 from __future__ import annotations
@@ -58,7 +58,10 @@ def _finding(ep: dict, story, hit: pl.DataFrame) -> Finding:
     node = ep["node"]
     label = LABEL.get(story.kind, story.kind)
     clients = sorted({f"{c or '?'} in {p}" for p, c in hit.select("path", "client").iter_rows()})
-    severity = "medium" if hit.height else "low"
+    # medium when a client lost something while the node was away; clients that only reconnected
+    # (a rolling restart they rode out) leave it low, as their own finding is (kafka.broker-unreachable)
+    lost = bool(hit.height and hit["lost"].any())
+    severity = "medium" if lost else "low"
     text = story.text.replace("The broker's side (", "From its own logs (", 1)
     if clients:
         text += (f" Clients were hit: {', '.join(safe(c) for c in clients[:4])}" + (f" and {len(clients) - 4} more" if len(clients) > 4 else "")
@@ -66,8 +69,10 @@ def _finding(ep: dict, story, hit: pl.DataFrame) -> Finding:
     else:
         text += " No client log given shows this node failing then; with replication.factor >= 3 the other brokers took over its partitions."
     reasons = [f"+ node {node}'s own log ({', '.join(story.logs)}) says so: {label}"]
-    if hit.height:
-        reasons.append(f"+ {plural(len(clients), 'client log')} show the node failing in the same window")
+    if lost:
+        reasons.append(f"+ {plural(len(clients), 'client log')} show the node failing in the same window, and records or sends were lost")
+    elif hit.height:
+        reasons.append(f"- {plural(len(clients), 'client log')} show the node failing in the same window, but nothing was lost there (the clients rode it out): ranked low")
     else:
         reasons.append("- no client log given shows impact: context, ranked low")
     rem = [REMEDY[story.kind].format(n=node)] if story.kind in REMEDY else []

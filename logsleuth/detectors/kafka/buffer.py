@@ -18,7 +18,7 @@ import polars as pl
 
 from logsleuth.detectors.kafka import model as km
 from logsleuth.detectors.kafka import text as kt
-from logsleuth.detectors.base import Context, Detector, fmt_duration, fmt_time, ordered_evidence, safe
+from logsleuth.detectors.base import Context, Detector, fmt_duration, fmt_time, ordered_evidence, safe, sat_sum
 from logsleuth.detectors.finding import Finding
 
 BUFFER_TEXT = r"Failed to allocate (?:memory|\d+ bytes) within the configured max blocking time"
@@ -42,7 +42,7 @@ def run(ctx: Context) -> list[Finding]:
         .with_columns(solo=pl.when(pl.col("ep").is_null()).then(pl.col("run")))
         .group_by(["path", "ep", "solo"], maintain_order=True)
         .agg(
-            count=pl.col("count").sum(),
+            count=sat_sum(pl.col("count")),
             runs=pl.len(),
             first_seen=pl.col("first_seen").min(),
             last_seen=pl.col("last_seen").max(),

@@ -17,7 +17,7 @@ import polars as pl
 from logsleuth.detectors.kafka import model as km
 from logsleuth.detectors.kafka.broker import link_episode
 from logsleuth.detectors.kafka import text as kt
-from logsleuth.detectors.base import Context, Detector, fmt_duration, fmt_time, ordered_evidence, safe
+from logsleuth.detectors.base import Context, Detector, fmt_duration, fmt_time, ordered_evidence, safe, sat_sum
 from logsleuth.detectors.finding import Evidence, Finding
 
 EXPIRY_TEXT = r"Expiring \d+ record\(s\) for"
@@ -35,8 +35,8 @@ def run(ctx: Context) -> list[Finding]:
         .agg(
             pl.col("topic").first(),
             pl.col("partition").first(),
-            records=pl.col("total_records").sum(),
-            batches=pl.col("batches").sum(),
+            records=sat_sum(pl.col("total_records")),
+            batches=sat_sum(pl.col("batches")),
             lines=pl.col("lines").sum(),
             first_seen=pl.col("first_seen").min(),
             last_seen=pl.col("last_seen").max(),

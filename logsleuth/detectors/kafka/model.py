@@ -57,7 +57,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from logsleuth.detectors.base import Context
+from logsleuth.detectors.base import Context, sat_mul, sat_sum
 
 EPISODE_GAP = dt.timedelta(minutes=2)  # a quieter stretch than this ends an episode
 DUP_GAP = dt.timedelta(seconds=30)  # identical expiry lines closer than this are one batch
@@ -275,7 +275,7 @@ def _batches(kev: pl.DataFrame) -> pl.DataFrame:
             .otherwise(pl.max_horizontal(pl.lit(1), (pl.col("logger_lines") / pl.col("records")).ceil().cast(pl.Int64))),
             created=pl.col("first_seen") - pl.duration(milliseconds=pl.col("elapsed_ms").clip(0, MAX_MS).cast(pl.Int64)),
         )
-        .with_columns(total_records=pl.col("batches") * pl.col("records"))
+        .with_columns(total_records=sat_mul(pl.col("batches"), pl.col("records")))
         .sort(["first_seen", "path", "topic_partition"])
     )
 
@@ -393,8 +393,8 @@ def _loss(batches: pl.DataFrame, runs: pl.DataFrame, waits: pl.DataFrame) -> dic
 
     if batches.height:
         per = batches.group_by(["path", "ep"], maintain_order=True).agg(
-            records=pl.col("total_records").sum(),
-            batches=pl.col("batches").sum(),
+            records=sat_sum(pl.col("total_records")),
+            batches=sat_sum(pl.col("batches")),
             lines=pl.col("lines").sum(),
             tps=pl.col("topic_partition").unique().sort(),
             first=pl.col("first_seen").min(),

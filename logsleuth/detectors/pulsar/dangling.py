@@ -42,6 +42,15 @@ REFERENCES = [
 ]
 
 
+def _seconds(a: dt.datetime | None, b: dt.datetime | None) -> float | None:
+    """Seconds from ``a`` to ``b``; None when a log had no time for either (a "no time" finding)."""
+    return None if a is None or b is None else (b - a).total_seconds()
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
+
+
 def _namespace(topic: str | None) -> str | None:
     if not topic or "://" not in topic:
         return None
@@ -117,10 +126,11 @@ def _broker_side(ctx: Context, ev: pl.DataFrame, ends: dict) -> tuple[list[Findi
 
     findings: list[Finding] = []
     by_cause: dict[tuple, list[dict]] = {}
+    unload_ev = ev.filter(pl.col("event").is_in(["bundle_disabling", "bundle_unloaded", "shedder_unloading", "producer_disconnecting", "shed_attempt"]))
     for s in _link_dangling(ev, stuck):
         for k in ("first_row", "last_row"):  # group keys are not inside the aggregated struct
             s[k].update(path=s["path"], connection=s["connection"], producer_id=s["producer_id"])
-        s["cause"] = _unload_for(ev, s)
+        s["cause"] = _unload_for(unload_ev, s)
         key = (s["cause"]["bundle"], s["cause"]["path"], s["cause"]["at"]) if s["cause"] else ("?", s["path"], None)
         by_cause.setdefault(key, []).append(s)
     for _, members in by_cause.items():
@@ -198,13 +208,18 @@ def _link_dangling(ev: pl.DataFrame, stuck: pl.DataFrame) -> list[dict]:
     without the producer id or connection — pre-2.4, structured logging — take them from the only
     unanswered creation before the rejections, if there is exactly one)."""
     cr = _creations(ev)
-    warn = ev.filter(pl.col("event") == "bundle_not_served")
+    warn = ev.filter(pl.col("event") == "bundle_not_served").with_row_index("_wi")
     out = rows(stuck)
+    # the last creation of each (path, connection, producer) at or before its first rejection, for
+    # every stuck stretch at once (a backward as-of join; one filter per producer cost ~4 ms each)
+    last_cr = _last_creations(cr, stuck)
+    cr_by_path = {k[0]: g for k, g in cr.group_by("path")} if cr.height else {}
+    empty_cr = cr.clear()
     for s in out:
         s.update(creating=None, answered=None, ownership=None, inferred=None)
-        before = cr.filter((pl.col("path") == s["path"]) & (pl.col("cr_ts") <= s["first"]))
-        unanswered = pl.col("answered_at").is_null() | (pl.col("answered_at") > s["first"])
         if s["producer_id"] is None or s["connection"] is None:
+            unanswered = pl.col("answered_at").is_null() | (pl.col("answered_at") > s["first"])
+            before = cr_by_path.get(s["path"], empty_cr).filter(pl.col("cr_ts") <= s["first"])
             # the rejection names no producer (pre-2.4, structured logging): the unanswered creation behind
             # it. With the connection and topic named (pre-2.4) it is the one on that (connection, topic),
             # however long before; with neither (structured logging) only one shortly before can be told.
@@ -223,30 +238,65 @@ def _link_dangling(ev: pl.DataFrame, stuck: pl.DataFrame) -> list[dict]:
                     if s[col] is None:
                         s[col] = r[col]
         else:
-            mine = before.filter((pl.col("connection") == s["connection"]) & (pl.col("producer_id") == s["producer_id"]))
-            if mine.height:
-                last = rows(mine.tail(1))[0]
+            last = last_cr.get(s[RUN])
+            if last is not None:
                 if last["answered_at"] is None or last["answered_at"] > s["first"]:
                     s["creating"] = last["cr_row"]
                 else:  # the future of the last creation did complete: nothing dangles from it
                     s["answered"] = {"creation": last["cr_row"], "line": last["answer"], "file": last["answer_file"], "path": s["path"],
                                      "event": last["answer_event"], "at": last["answered_at"]}
-        if s["creating"] is not None and s["topic"] is not None:
-            c_ts = s["creating"]["ts"]
-            w = warn.filter(
-                (pl.col("path") == s["path"]) & (pl.col("topic") == s["topic"])
-                & pl.col("ts").is_between(c_ts + OWNERSHIP_WINDOW[0], c_ts + OWNERSHIP_WINDOW[1])
-            )
-            if w.height:
-                s["ownership"] = rows(w.with_columns(_d=(pl.col("ts") - c_ts).abs()).sort("_d").head(1).drop("_d"))[0]
+    if warn.height:
+        _ownership(warn, out)
     return out
 
 
+def _last_creations(cr: pl.DataFrame, stuck: pl.DataFrame) -> dict[int, dict]:
+    """RUN -> the last 'Creating producer' of its (path, connection, producer id) at or before the
+    stretch's first rejection (with its answer), for the stretches that name both."""
+    named = stuck.filter(pl.col("producer_id").is_not_null() & pl.col("connection").is_not_null() & pl.col("first").is_not_null())
+    if named.height == 0 or cr.height == 0:
+        return {}
+    right = cr.filter(pl.col("cr_ts").is_not_null()).with_row_index("_ci").sort("cr_ts", maintain_order=True)
+    left = named.select(RUN, "path", "connection", "producer_id", "first").sort("first")
+    hit = left.join_asof(right.select("path", "connection", "producer_id", "cr_ts", "_ci"), left_on="first", right_on="cr_ts",
+                         by=["path", "connection", "producer_id"], strategy="backward")
+    hit = hit.filter(pl.col("_ci").is_not_null())
+    if hit.height == 0:
+        return {}
+    picked = right.join(hit.select(RUN, "_ci"), on="_ci", how="inner")
+    return {r[RUN]: r for r in rows(picked.select(RUN, "cr_row", "answered_at", "answer", "answer_file", "answer_event"))}
+
+
+def _ownership(warn: pl.DataFrame, out: list[dict]) -> None:
+    """The 'not served by this instance' warning nearest each dangling creation (same broker file and
+    topic, within OWNERSHIP_WINDOW), for every stuck stretch at once."""
+    want = [(s[RUN], s["path"], s["topic"], s["creating"]["ts"]) for s in out
+            if s["creating"] is not None and s["topic"] is not None and s["creating"].get("ts") is not None]
+    if not want:
+        return
+    left = pl.DataFrame(want, schema={RUN: pl.UInt32, "path": pl.String, "topic": pl.String, "_c": warn.schema["ts"]}, orient="row")
+    cand = (
+        left.join(warn.select("_wi", "path", "topic", "ts"), on=["path", "topic"], how="inner", maintain_order="left_right")
+        .filter(pl.col("ts").is_between(pl.col("_c") + OWNERSHIP_WINDOW[0], pl.col("_c") + OWNERSHIP_WINDOW[1]))
+        .with_columns(_d=(pl.col("ts") - pl.col("_c")).abs())
+        .sort([RUN, "_d"], maintain_order=True)
+        .group_by(RUN, maintain_order=True).first()
+    )
+    if cand.height == 0:
+        return
+    pick = dict(cand.select(RUN, "_wi").iter_rows())
+    by_run = {s[RUN]: s for s in out}
+    for run_id, wi in pick.items():
+        by_run[run_id]["ownership"] = rows(warn.slice(int(wi), 1).drop("_wi"))[0]
+
+
 def _unload_for(ev: pl.DataFrame, s: dict) -> dict | None:
-    """The bundle unload this stuck producer's dangling creation happened in."""
+    """The bundle unload this stuck producer's dangling creation happened in (``ev``: the unload
+    events, bundle_disabling, bundle_unloaded, shedder_unloading, producer_disconnecting and
+    shed_attempt, filtered once for all producers)."""
     anchor = (s["creating"] or {}).get("ts") or (s["answered"] or {}).get("creation", {}).get("ts") or s["first"]
     ns = _namespace(s["topic"])
-    if anchor is None or ns is None:
+    if anchor is None or ns is None or ev.height == 0:
         return None
     lo, hi = anchor - UNLOAD_BEFORE, anchor + UNLOAD_AFTER
     win = ev.filter(pl.col("ts").is_between(lo, hi))
@@ -307,6 +357,19 @@ def _unload_for(ev: pl.DataFrame, s: dict) -> dict | None:
     return cause
 
 
+_NO_ROWS = object()
+
+
+def _client_events(ev: pl.DataFrame) -> tuple[pl.DataFrame, dict]:
+    """The client-side events, and the clients' 'already present' rejections by topic (once per run)."""
+    cli = ev.filter(pl.col("component") == "client")
+    fails = cli.filter(
+        (pl.col("event") == "client_producer_create_failed")
+        & pl.col("error").str.contains("already present on the connection", literal=True)
+    )
+    return cli, {k[0]: g for k, g in fails.group_by("topic", maintain_order=True)} if fails.height else {}
+
+
 def _client_links(ctx: Context, ev: pl.DataFrame, s: dict) -> tuple[list[dict], str | None, str | None]:
     """The client log of a stuck producer and its lines: the connection (links.py: the client's
     'Created producer on cnx [... L:<connection> ...]', exact, or another connection of the same
@@ -314,20 +377,18 @@ def _client_links(ctx: Context, ev: pl.DataFrame, s: dict) -> tuple[list[dict], 
     present on the connection', same topic, in that client's log)."""
     out: list[dict] = []
     link = ctx.client_of(s["connection"])
-    cli = ev.filter(pl.col("component") == "client")
-    if link is not None:
+    cli, rejected = ctx.memo(("pulsar.dangling.client-events", id(ev)), lambda: _client_events(ev))
+    if link is not None and cli.height:
         proof = cli.filter((pl.col("path") == link.client_path) & (pl.col("line") == link.line))
         if link.file is not None:
             proof = proof.filter(pl.col("file").cast(pl.String) == link.file)
         out += rows(proof.head(1))
-    fails = cli.filter(
-        (pl.col("event") == "client_producer_create_failed")
-        & (pl.col("topic") == s["topic"])
-        & pl.col("error").str.contains("already present on the connection", literal=True)
-    )
+    fails = rejected.get(s["topic"], _NO_ROWS) if rejected and s["topic"] is not None else _NO_ROWS
+    if fails is _NO_ROWS:
+        fails = cli.clear()
     if link is not None:
         fails = fails.filter(pl.col("path") == link.client_path)
-    elif fails.select(pl.col("path").n_unique()).item() > 1:  # several clients saw it: no guess
+    elif fails.height > 1 and fails.select(pl.col("path").n_unique()).item() > 1:  # several clients saw it: no guess
         fails = fails.clear()
     if fails.height:
         out += rows(fails.sort("ts").head(1))
@@ -369,8 +430,8 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
             "last_seen": s["last"],
             "attempts": int(s["attempts"]),
             "still_stuck": still_stuck,
-            "stuck_for": fmt_duration(((resolved or end or s["last"]) - s["first"]).total_seconds()),
-            "stuck_seconds": round(((resolved or end or s["last"]) - s["first"]).total_seconds(), 3),
+            "stuck_for": fmt_duration(_seconds(s["first"], resolved or end or s["last"])),
+            "stuck_seconds": _round(_seconds(s["first"], resolved or end or s["last"])),
             "resolved_by": None if still_stuck else ("Created new producer" if s["recovered_at"] else "connection closed (client reconnected)"),
             "resolved_at": resolved,
             "client": client,
@@ -442,8 +503,8 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
     if other:
         confidence += 0.05
         reasons.append(f"+ {plural(other, 'other producer')} of the same unload reconnected normally: this is per producer and connection, not a broker or client outage")
-    longest = max(x["stuck_seconds"] for x in subjects)
-    if longest >= 300:
+    longest = max((x["stuck_seconds"] for x in subjects if x["stuck_seconds"] is not None), default=None)
+    if longest is not None and longest >= 300:
         confidence += 0.03
         reasons.append(f"+ {'the producer' if n == 1 else 'the producers'} stayed stuck for up to {fmt_duration(longest)} (a transient clash clears within seconds)")
     reasons.extend(era_notes)
@@ -458,8 +519,8 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
         reasons.extend(sorted(set(gaps)))
         confidence -= 0.05
 
-    first = min(s["first"] for s in members)
-    last = max(s["last"] for s in members)
+    first = min((s["first"] for s in members if s["first"] is not None), default=None)
+    last = max((s["last"] for s in members if s["last"] is not None), default=None)
     where = sorted({s["path"] for s in members})
     who = ", ".join(_who(s) for s in members[:6])
     if n > 6:
@@ -531,14 +592,16 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
         "topic.addProducer, so the future can no longer dangle)."
     )
     targets = _restart_targets(stuck_now)
+    recovered = [f"{_who(x, short=True)} recovered at {fmt_time(x['resolved_at'])} ({x['resolved_by']})" for x in subjects[:NAMED_MAX]]
+    recovered += [""] * max(0, len(subjects) - NAMED_MAX)  # counted by _some, not written out
     now = (
         (
-            f"Now: restart or force a reconnect of {'; '.join(targets)}, so "
+            f"Now: restart or force a reconnect of {_some(targets, 'client')}, so "
             f"{'it opens' if len(targets) <= 1 else 'they open'} a new connection."
         )
         if stuck_now
         else "Nothing to restart now: "
-        + "; ".join(f"{_who(x, short=True)} recovered at {fmt_time(x['resolved_at'])} ({x['resolved_by']})" for x in subjects)
+        + _some(recovered, "producer")
         + ". Next time, restarting or reconnecting the client ends it at once."
     )
     remediation = [now, upgrade]
@@ -549,8 +612,8 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
         ]
     ruled = [
         "A transient clash (a retry overtaking a slow close) clears within seconds and is followed by 'Created new producer'; "
-        + (f"these rejections lasted {subjects[0]['stuck_for']}." if len({x['stuck_for'] for x in subjects}) == 1 and len(subjects) == 1
-           else f"these rejections lasted {', '.join(sorted({x['stuck_for'] for x in subjects}))} ({n} producers).")
+        + (_lasted(subjects[0]) if len(subjects) == 1
+           else f"these producers were stuck {_durations(subjects)} ({n} producers).")
     ]
     if transient.height:
         for t in rows(transient.head(3)):
@@ -586,6 +649,35 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
         ruled_out=ruled,
         details={"clients": sorted(clients), "transient": int(transient.height)},
     )
+
+
+# a finding names at most this many clients or producers in a sentence (20,000 stuck producers
+# made a 2 MB remediation line); the subjects table and --format json list every one
+NAMED_MAX = 12
+
+
+def _some(items: list[str], noun: str) -> str:
+    """'a; b; c' for a few items, 'a; b; …; and N more <noun>s (every one in the subjects)' for many."""
+    if len(items) <= NAMED_MAX:
+        return "; ".join(items)
+    return "; ".join(items[:NAMED_MAX]) + f"; and {len(items) - NAMED_MAX:,} more {noun}s (every one is in the subjects)"
+
+
+def _lasted(x: dict) -> str:
+    """How long one producer's rejections went on, in the words its table row uses: 'stuck for' runs
+    to its recovery, or to the end of the log when it is still stuck (the rejections' own span, the
+    finding's 'seen', ends at the last rejection)."""
+    if x["still_stuck"]:
+        return f"this producer was still rejected at the end of the log, {x['stuck_for']} after the first rejection."
+    return f"these rejections lasted {x['stuck_for']} until {x['resolved_by']}."
+
+
+def _durations(subjects: list[dict]) -> str:
+    values = sorted({x["stuck_for"] for x in subjects})
+    if len(values) <= NAMED_MAX:
+        return ", ".join(values)
+    secs = [x["stuck_seconds"] for x in subjects if x["stuck_seconds"] is not None]
+    return f"{fmt_duration(min(secs))} to {fmt_duration(max(secs))}" if secs else ", ".join(values[:NAMED_MAX]) + ", …"
 
 
 def _recovered_in_same_unload(ev: pl.DataFrame, cause: dict, members: list[dict]) -> int:

@@ -57,7 +57,10 @@ def run(ctx: Context) -> list[Finding]:
         bundles = sorted({r["bundle"] for r in grp_rows})
         frequent = len(times) >= 3 and cadence is not None and cadence < FREQUENT.total_seconds()
         sev = "low" if frequent else "info"
-        title = f"Load shedding unloaded {plural(len(grp_rows), 'bundle')} from broker {safe(target)}" + (
+        n = len(grp_rows)
+        # 'unloaded 3 bundles' when three were; one bundle unloaded twice is '1 bundle, 2 times'
+        what = plural(n, "bundle") if len(bundles) == n else f"{plural(len(bundles), 'bundle')} {n} times"
+        title = f"Load shedding unloaded {what} from broker {safe(target)}" + (
             f" every ~{fmt_duration(cadence)}" if cadence else ""
         )
         why = f"resource usage up to {usage_txt}" if usage_txt else "the shedder's reason is not in the logs"
@@ -65,7 +68,7 @@ def run(ctx: Context) -> list[Finding]:
             why += f" (highest: {resource})"
         root = (
             f"The load manager's shedder ({safe(grp_rows[0]['detail'])}) found broker {safe(target)} overloaded ({why}) and unloaded "
-            f"{plural(len(grp_rows), 'bundle')} between {fmt_time(times[0] if times else None)} and {fmt_time(times[-1] if times else None)}"
+            f"{what} between {fmt_time(times[0] if times else None)} and {fmt_time(times[-1] if times else None)}"
             + (f", a median of {fmt_duration(cadence)} apart" if cadence else "")
             + ". Every unload disconnects the bundle's producers and consumers, which must look the topic up and reconnect; "
             "on Pulsar 2.4–2.5.1 a reconnect that lands mid-unload can leave a producer stuck (see pulsar.dangling-producer-future)."

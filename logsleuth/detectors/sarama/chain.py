@@ -17,7 +17,7 @@ import polars as pl
 
 from logsleuth.errors import LogsleuthError
 
-from logsleuth.detectors.base import Context
+from logsleuth.detectors.base import Context, logfmt_message
 
 # error texts that reach the application (or that sarama prints instead of returning them)
 ERROR_TEXT_EVENTS = {"sarama_out_of_brokers", "sarama_breaker_open", "sarama_produce_failed"}
@@ -73,6 +73,7 @@ def _lines(ctx: Context, path: str, ev: pl.DataFrame) -> pl.DataFrame:
         recs = ctx.records(path).select("line", "ts", "msg", "raw", "logger", file=file)  # in file order, oldest segment first
     except (ValueError, OSError, LogsleuthError):  # stdin, or an events directory without its logs: the sarama lines alone
         recs = ev.sort("file", "line").select("line", "ts", "msg", "raw", "logger", file=file).unique(["file", "line"], keep="first", maintain_order=True)
+    recs = recs.with_columns(msg=logfmt_message(pl.col("msg")))  # logrus' msg="..." k=v: the message itself
     df = recs.with_row_index("_o").join(per_line, on=["file", "line"], how="left").sort("_o").drop("_o")
     internal = pl.col("events").list.eval(pl.element().is_in(list(ERROR_TEXT_EVENTS)).not_()).list.any().fill_null(False)
     chain_ev = pl.col("events").list.eval(pl.element().is_in(list(CHAIN_EVENTS))).list.any().fill_null(False)

@@ -44,6 +44,7 @@ _LEVEL_RE = (
     r"|[\[<(] ?(?P<l2>(?i:trace|debug|info|notice|warn|warning|error|fatal|severe|critical|panic)) ?[\]>)]"  # [ warn ], <error>
     r"|<(?P<l3>[IWEFDT])>"  # <W>
     r"|\t(?P<l4>debug|info|warn|error|dpanic|panic|fatal)\t"  # zap console
+    r"|(?:^|\s)(?P<l5>[DIWE])! "  # telegraf / InfluxData: '2024-03-14T02:10:00Z E! [agent] ...'
     r")" % _LEVEL_WORDS
 )
 # a class name (at least one package segment, the last one capitalised) before a separator
@@ -149,7 +150,7 @@ def stamp_exprs(text: pl.Expr, year: int | None) -> tuple[pl.Expr, pl.Expr, pl.E
 def level_expr(text: pl.Expr) -> pl.Expr:
     """The level word of a line's head, as printed (normalised by the caller)."""
     g = head(text).str.extract_groups(_LEVEL_RE)
-    return pl.coalesce([g.struct.field(f"l{i}") for i in range(5)])
+    return pl.coalesce([g.struct.field(f"l{i}") for i in range(6)])
 
 
 def logger_expr(text: pl.Expr) -> pl.Expr:
