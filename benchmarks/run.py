@@ -1,14 +1,21 @@
 #!/usr/bin/env python3
-"""Benchmark logsleuth against rg, grep and lnav on the same generated broker log.
+"""Benchmark logsleuth against rg, grep and lnav on the same generated logs.
 
+    python benchmarks/run.py --issue16            # the speed-and-memory set: three inputs, seven tools,
+                                                  # start-up, and the goals next to the measured figures
     python benchmarks/run.py                      # 1.5M-line broker log, 3 alternating runs
     python benchmarks/run.py --size 3G --runs 1   # the big one (generated once, ~3 GB on disk)
     python benchmarks/run.py --gzip               # the same, gzipped
+    python benchmarks/run.py --all                # 1.5M lines, 3 GB, 3 GB gzipped, 50 client files
+    python benchmarks/run.py --issue16 --inputs dense --tools analyze,ndjson,rg   # rerun a few rows
 
-For each tool it prints wall time (median of the runs), lines per second and peak RSS of the
-process (``/usr/bin/time -f %M``, one separate run each), runs in rotating order, after one warm-up pass each (page cache
-warm). rg and grep count lines holding any of the literals logsleuth's packs prefilter on (the same
-literal set), which is the fastest thing a grep user could do; lnav counts rows headless.
+Every tool runs once as a warm-up (page cache warm), then ``--runs`` times in rotating order. Each
+run is one child process tree (``/bin/sh -c CMD``) whose output this script drains from a pipe (GNU
+grep stops early when stdout is /dev/null); ``os.wait4`` gives its rusage: CPU-s is user + sys of the
+whole tree, peak RSS is the largest ``ru_maxrss`` in it (what ``/usr/bin/time -f %M`` reports).
+Wall and CPU are medians over the runs, peak RSS is the largest seen. rg and grep count the lines
+holding any of the literals logsleuth's packs prefilter on (the same literal set), which is the
+fastest thing a grep user could do; lnav counts rows headless.
 """
 
 from __future__ import annotations
@@ -21,10 +28,12 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+EXE = f"{sys.executable} -m logsleuth"
 
 
 def literals() -> list[str]:
@@ -35,68 +44,97 @@ def literals() -> list[str]:
     return Matcher(load_packs())._cs
 
 
-def run_once(cmd: str) -> tuple[float, int]:
-    """Wall seconds and exit code of one command."""
+# --- measuring -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    wall: float  # seconds
+    cpu: float  # user + sys seconds of the process tree
+    rss_kb: int  # the largest peak RSS in the tree
+    code: int
+
+
+def run_once(cmd: str) -> Run:
+    """Run one shell command, drain its stdout, and return its wall time and rusage.
+
+    Peak RSS comes from ``/usr/bin/time`` when it is there: a child forked from this script counts
+    this script's own pages in its ``ru_maxrss`` until it execs, which would hide a small tool's.
+    """
     t0 = time.perf_counter()
-    # output goes to a pipe we drain (GNU grep stops early when stdout is /dev/null)
-    p = subprocess.Popen(["/bin/sh", "-c", cmd + " | cat > /dev/null"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, _ = os.wait4(p.pid, 0)
-    return time.perf_counter() - t0, os.waitstatus_to_exitcode(status)
+    argv = ["/bin/sh", "-c", cmd]
+    if TIME:
+        argv = [TIME, "-f", "%M", "-o", str(RSS_FILE), *argv]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    fd = p.stdout.fileno()
+    while os.read(fd, 1 << 20):  # drained here, so the parent's reading is not in the child's CPU
+        pass
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    p.stdout.close()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    rss = ru.ru_maxrss
+    if TIME:
+        try:
+            rss = int(RSS_FILE.read_text().split()[-1])
+        except (OSError, ValueError, IndexError):
+            pass
+    return Run(wall, ru.ru_utime + ru.ru_stime, rss, p.returncode)
 
 
-def mb(kb: int | None) -> str:
-    return f"{kb / 1024:.0f} MB" if kb is not None else "n/a"
+TIME = "/usr/bin/time" if Path("/usr/bin/time").exists() else None
+RSS_FILE = Path(os.environ.get("TMPDIR", "/tmp")) / f"logsleuth-bench-rss-{os.getpid()}"
 
 
-def rss_of(cmd: str) -> int | None:
-    """Peak RSS (KB) of one command, measured alone with /usr/bin/time (None without it)."""
-    if not Path("/usr/bin/time").exists():
-        return None
-    p = subprocess.run(["/usr/bin/time", "-f", "%M", "/bin/sh", "-c", cmd + " | cat > /dev/null"], capture_output=True, text=True)
-    try:
-        return int(p.stderr.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        return None
+@dataclass
+class Row:
+    name: str
+    runs: list[Run]
+
+    @property
+    def wall(self) -> float:
+        return statistics.median(r.wall for r in self.runs)
+
+    @property
+    def cpu(self) -> float:
+        return statistics.median(r.cpu for r in self.runs)
+
+    @property
+    def rss_mb(self) -> float:
+        return max(r.rss_kb for r in self.runs) / 1024
 
 
-def scenario(title: str, target: str, lines: int, size: int, gz: bool, runs: int, lits: Path, warmup: bool = True) -> list[str]:
-    """Time every tool on one input (a file or a directory); return markdown lines."""
-    exe = f"{sys.executable} -m logsleuth"
-    is_dir = Path(target).is_dir()
-    files = f"{target}/*" if is_dir else target
-    tools = {
-        "logsleuth analyze": f"{exe} analyze {target} --tz UTC --format json",
-        "logsleuth events": f"{exe} events {target} --tz UTC --format grep",
-    }
-    if shutil.which("rg"):
-        tools["rg -c -F (same literals)"] = f"rg {'-z ' if gz else ''}-c -F -f {lits} {target}"
-    if gz:
-        tools["zcat + grep -c -F"] = f"zcat {target} | grep -c -F -f {lits}"
-    else:
-        tools["grep -c -F (same literals)"] = f"grep {'-r ' if is_dir else ''}-c -F -f {lits} {target}"
-    if shutil.which("lnav"):
-        tools["lnav -n count(*)"] = (f"zcat {target} | lnav -n -c ';SELECT count(*) FROM all_logs'" if gz else f"lnav -n -c ';SELECT count(*) FROM all_logs' {files}")
+def measure(tools: dict[str, str], runs: int, warmup: bool = True) -> dict[str, Row]:
+    """Every tool once as a warm-up, then ``runs`` rounds, each starting one tool further on."""
     names = list(tools)
-    times: dict[str, list[float]] = {n: [] for n in names}
+    rows = {n: Row(n, []) for n in names}
     if warmup:
         for n in names:
             run_once(tools[n])
     for r in range(runs):
-        order = names[r % len(names):] + names[: r % len(names)]
-        for n in order:
-            wall, code = run_once(tools[n])
-            if code not in (0, 1):
-                print(f"warning: {n} exited {code}", file=sys.stderr)
-            times[n].append(wall)
-    rss = {n: rss_of(tools[n]) for n in names}
-    base = statistics.median(times["logsleuth analyze"])
-    out = [f"**{title}** — {lines:,} lines, {size / 1e6:,.0f} MB on disk; median of {runs} run(s) after a warm-up", ""]
-    out.append("| tool | wall | lines/s | peak RSS | wall vs logsleuth analyze |")
-    out.append("|---|---:|---:|---:|---:|")
-    for n in names:
-        m = statistics.median(times[n])
-        out.append(f"| {n} | {m:.2f} s | {lines / m / 1e6:.2f} M | {mb(rss[n])} | {m / base:.2f}× |")
-    return out + [""]
+        for n in names[r % len(names):] + names[: r % len(names)]:
+            run = run_once(tools[n])
+            if run.code not in (0, 1):
+                print(f"warning: {n} exited {run.code}: {tools[n]}", file=sys.stderr)
+            rows[n].runs.append(run)
+    return rows
+
+
+def table(rows: dict[str, Row], lines: int | None, base: str | None) -> list[str]:
+    """Markdown: wall, lines/s (with ``lines``), CPU-s, peak RSS, wall as a multiple of ``base``'s (rg)."""
+    ref = rows[base].wall if base in rows else None
+    head = ["tool", "wall", *(["lines/s"] if lines else []), "CPU-s", "peak RSS", *(["× rg wall"] if ref else [])]
+    out = ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
+    for row in rows.values():
+        cells = [row.name, f"{row.wall:.2f} s"]
+        cells += [f"{lines / row.wall / 1e6:.2f} M"] if lines else []
+        cells += [f"{row.cpu:.2f}", f"{row.rss_mb:.0f} MB"]
+        cells += [f"{row.wall / ref:.1f}×"] if ref else []
+        out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
+# --- inputs --------------------------------------------------------------------------------------
 
 
 def count_lines(target: str, gz: bool) -> int:
@@ -111,58 +149,188 @@ def size_of(target: str) -> int:
     return sum(f.stat().st_size for f in p.iterdir()) if p.is_dir() else p.stat().st_size
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--lines", type=int, default=1_500_000)
-    ap.add_argument("--size", help="generate by size instead (e.g. 3G)")
-    ap.add_argument("--layout", choices=["iso", "time"], default="iso")
-    ap.add_argument("--gzip", action="store_true")
-    ap.add_argument("--clients", type=int, help="instead: this many client log files (60k lines each)")
-    ap.add_argument("--all", action="store_true", help="the published set: 1.5M lines, 3 GB, 3 GB gzipped, 50 client files")
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--data", type=Path, default=HERE / "data")
-    a = ap.parse_args()
-    a.data.mkdir(parents=True, exist_ok=True)
-    lits = a.data / "literals.txt"
-    lits.write_text("\n".join(literals()) + "\n")
+class Data:
+    """The generated inputs under one directory; each is made once (same seed, same bytes)."""
 
-    def broker(size: str | None, lines: int, gz: bool, layout: str = "iso") -> str:
-        tag = (size or f"{lines // 1000}k") + ("-time" if layout == "time" else "") + "-v2"
-        path = a.data / (f"broker-{tag}.log" + (".gz" if gz else ""))
-        plain = a.data / f"broker-{tag}.log"
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+        self.lits = root / "literals.txt"
+        self.lits.write_text("\n".join(literals()) + "\n")
+
+    def broker(self, size: str | None, lines: int, gz: bool = False, layout: str = "iso", event_rate: float = 0.02) -> str:
+        tag = (size or f"{lines // 1000}k") + ("-time" if layout == "time" else "")
+        tag += f"-ev{event_rate * 100:g}" if event_rate != 0.02 else ""
+        tag += "-v3" if event_rate > 0.17 else "-v2"  # v3: the generator honours event rates above 17 %
+        path = self.root / (f"broker-{tag}.log" + (".gz" if gz else ""))
+        plain = self.root / f"broker-{tag}.log"
         if gz and not path.exists() and plain.exists():  # the same content, compressed (gzip -1, no name/time)
             subprocess.run(f"gzip -1 -n -c {plain} > {path}", shell=True, check=True)
         if not path.exists():
-            gen = [sys.executable, str(HERE / "gen_broker_log.py"), "--out", str(path), "--layout", layout]
+            gen = [sys.executable, str(HERE / "gen_broker_log.py"), "--out", str(path), "--layout", layout, "--event-rate", str(event_rate)]
             gen += ["--size", size] if size else ["--lines", str(lines)]
             if gz:
                 gen.append("--gzip")
             subprocess.run(gen, check=True)
         return str(path)
 
-    def clients(n: int) -> str:
-        d = a.data / f"clients-{n}"
+    def clients(self, n: int) -> str:
+        d = self.root / f"clients-{n}"
         if not d.exists():
             subprocess.run([sys.executable, str(HERE / "gen_client_logs.py"), "--files", str(n), "--out", str(d)], check=True)
         return str(d)
 
-    plan = []
-    if a.all:
-        plan = [
-            ("(1) broker log, 1.5M lines", broker(None, 1_500_000, False), False, a.runs),
-            ("(a) broker log, 3 GB, incident buried in the middle", broker("3G", 0, False), False, max(1, a.runs // 2)),
-            ("(b) the same, gzipped", broker("3G", 0, True), True, 1),
-            ("(c) 50 client logs (Kafka producer, Spring Boot layout)", clients(50), False, a.runs),
-        ]
-    elif a.clients:
-        plan = [(f"{a.clients} client logs", clients(a.clients), False, a.runs)]
+    def one_line(self) -> str:
+        path = self.root / "one-line.log"
+        path.write_text("2024-05-02T00:00:00,001+0000 [pulsar-io-22-3] INFO  org.apache.pulsar.broker.service.ServerCnx"
+                        " - New connection from /10.1.116.123:15070\n")
+        return str(path)
+
+
+# --- the tools -----------------------------------------------------------------------------------
+
+
+def grep_tools(target: str, gz: bool, lits: Path) -> dict[str, str]:
+    """rg, grep and lnav on one input: what a user without logsleuth would run."""
+    files = f"{target}/*" if Path(target).is_dir() else target
+    tools = {}
+    if shutil.which("rg"):
+        tools["rg -c -F (same literals)"] = f"rg {'-z ' if gz else ''}-c -F -f {lits} {target}"
+    if gz:
+        tools["zcat + grep -c -F"] = f"zcat {target} | grep -c -F -f {lits}"
     else:
-        plan = [(f"broker log ({a.size or a.lines})", broker(a.size, a.lines, a.gzip, a.layout), a.gzip, a.runs)]
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"{platform.system()} {platform.release()}; rg {_version('rg')}, grep {_version('grep')}, lnav {_version('lnav')}\n")
-    for title, target, gz, runs in plan:
-        for line in scenario(title, target, count_lines(target, gz), size_of(target), gz, runs, lits):
-            print(line, flush=True)
+        tools["grep -c -F (same literals)"] = f"grep {'-r ' if Path(target).is_dir() else ''}-c -F -f {lits} {target}"
+    if shutil.which("lnav"):
+        count = "lnav -n -c ';SELECT count(*) FROM all_logs'"
+        tools["lnav -n count(*)"] = f"zcat {target} | {count}" if gz else f"{count} {files}"
+    return tools
+
+
+RG = "rg -c -F (same literals)"
+
+
+def scenario(title: str, target: str, gz: bool, runs: int, lits: Path, formats: tuple[str, ...] = ("grep",)) -> list[str]:
+    """Time every tool on one input (a file or a directory); return markdown lines."""
+    tools = {"logsleuth analyze": f"{EXE} analyze {target} --tz UTC --format json"}
+    for f in formats:
+        tools[f"logsleuth events --format {f}"] = f"{EXE} events {target} --tz UTC --format {f}"
+    tools |= grep_tools(target, gz, lits)
+    lines = count_lines(target, gz)
+    rows = measure(tools, runs)
+    head = f"**{title}** — {lines:,} lines, {size_of(target) / 1e6:,.0f} MB on disk; median of {runs} run(s) after a warm-up"
+    return [head, "", *table(rows, lines, RG), ""]
+
+
+# --- the speed-and-memory set (issue 16) -----------------------------------------------------------
+
+# (key, title, generator arguments)
+ISSUE16_INPUTS = {
+    "sparse": ("broker log, 1.5M lines, 2 % events", dict(size=None, lines=1_500_000)),
+    "sparse6m": ("broker log, 6M lines, 2 % events", dict(size=None, lines=6_000_000)),
+    "dense": ("reconnect storm, 1.5M lines, ~45 % of them producer/connection events", dict(size=None, lines=1_500_000, event_rate=0.5)),
+}
+EVENT_FORMATS = ("grep", "ndjson", "csv")
+
+
+@dataclass
+class Goal:
+    what: str
+    target: float
+    measured: float
+    unit: str
+    at_least: bool  # True: measured must be >= target; False: <= target
+
+    def verdict(self) -> str:
+        ok = self.measured >= self.target if self.at_least else self.measured <= self.target
+        if ok:
+            return "met"
+        factor = self.target / self.measured if self.at_least else self.measured / self.target
+        return f"**missed by {factor:.2f}×**"
+
+    def line(self) -> str:
+        sign = "≥" if self.at_least else "≤"
+        value = f"{self.measured:.0f}" if self.unit == "MB" else f"{self.measured:.2f}"
+        sep = "" if self.unit == "×" else " "
+        return f"| {self.what} | {sign} {self.target:g}{sep}{self.unit} | {value}{sep}{self.unit} | {self.verdict()} |"
+
+
+def goals(results: dict[str, tuple[int, dict[str, Row]]], startup: dict[str, Row] | None) -> list[str]:
+    """The issue's goal table next to the measured figures (for the inputs and tools that were run)."""
+    out: list[Goal] = []
+
+    def have(key: str, tool: str) -> Row | None:
+        return results[key][1].get(tool) if key in results else None
+
+    def rate(key: str, tool: str) -> float:
+        return results[key][0] / results[key][1][tool].wall / 1e6
+
+    def ratio(key: str, tool: str) -> float:
+        return results[key][1][tool].wall / results[key][1][RG].wall
+
+    if have("dense", "logsleuth analyze"):
+        out.append(Goal("dense: `analyze` rate", 1.2, rate("dense", "logsleuth analyze"), "M lines/s", True))
+        out.append(Goal("dense: `analyze` peak RSS", 400, have("dense", "logsleuth analyze").rss_mb, "MB", False))
+    for f in EVENT_FORMATS:
+        tool = f"logsleuth events --format {f}"
+        if have("dense", tool):
+            out.append(Goal(f"dense: `events --format {f}` rate", 1.0, rate("dense", tool), "M lines/s", True))
+            out.append(Goal(f"dense: `events --format {f}` peak RSS", 400, have("dense", tool).rss_mb, "MB", False))
+    if have("sparse6m", "logsleuth analyze"):
+        out.append(Goal("6M sparse: `analyze` rate", 2.5, rate("sparse6m", "logsleuth analyze"), "M lines/s", True))
+        out.append(Goal("6M sparse: `analyze` peak RSS", 300, have("sparse6m", "logsleuth analyze").rss_mb, "MB", False))
+    if startup and "logsleuth analyze (one-line file)" in startup:
+        out.append(Goal("start-up: `analyze` of a one-line file, CPU", 0.2, startup["logsleuth analyze (one-line file)"].cpu, "s", False))
+    for key, label in (("sparse", "1.5M sparse"), ("sparse6m", "6M sparse")):
+        if have(key, "logsleuth analyze") and have(key, RG):
+            out.append(Goal(f"{label}: `analyze` wall / rg's", 6, ratio(key, "logsleuth analyze"), "×", False))
+    if have("dense", "logsleuth analyze") and have("dense", RG):
+        out.append(Goal("dense: `analyze` wall / rg's", 10, ratio("dense", "logsleuth analyze"), "×", False))
+    for f in EVENT_FORMATS:
+        tool = f"logsleuth events --format {f}"
+        if have("dense", tool) and have("dense", RG):
+            out.append(Goal(f"dense: `events --format {f}` wall / rg's", 12, ratio("dense", tool), "×", False))
+    if not out:
+        return []
+    return ["**Goals (issue 16) against the measured figures**", "", "| goal | target | measured | |", "|---|---:|---:|---|",
+            *(g.line() for g in out), ""]
+
+
+def issue16(data: Data, runs: int, inputs: list[str], only: list[str] | None, startup_runs: int) -> None:
+    def keep(tools: dict[str, str]) -> dict[str, str]:
+        return {n: c for n, c in tools.items() if not only or any(o in n for o in only)}
+
+    results: dict[str, tuple[int, dict[str, Row]]] = {}
+    for key in inputs:
+        title, gen = ISSUE16_INPUTS[key]
+        target = data.broker(**gen)
+        tools = {"logsleuth analyze": f"{EXE} analyze {target} --tz UTC --format json"}
+        for f in EVENT_FORMATS:
+            tools[f"logsleuth events --format {f}"] = f"{EXE} events {target} --tz UTC --format {f}"
+        tools |= grep_tools(target, False, data.lits)
+        tools = keep(tools) | ({RG: tools[RG]} if RG in tools else {})  # rg always: the ratios need it
+        lines = count_lines(target, False)
+        rows = measure(tools, runs)
+        results[key] = (lines, rows)
+        print(f"**{title}** (`{Path(target).name}`) — {lines:,} lines, {size_of(target) / 1e6:,.0f} MB; "
+              f"median of {runs} run(s) after a warm-up, load average now {_load()}", "", *table(rows, lines, RG), "", sep="\n", flush=True)
+
+    startup = None
+    if not only or "start-up" in only:
+        one = data.one_line()
+        tools = {
+            "logsleuth analyze (one-line file)": f"{EXE} analyze {one} --tz UTC --format json",
+            "logsleuth --help": f"{EXE} --help",
+            "python -c 'import polars' (floor)": f"{sys.executable} -c 'import polars'",
+            "python -c pass (interpreter)": f"{sys.executable} -c pass",
+        }
+        startup = measure(tools, startup_runs)
+        print(f"**start-up** — median of {startup_runs} runs after a warm-up", "", *table(startup, None, None), "", sep="\n", flush=True)
+    for line in goals(results, startup):
+        print(line)
+
+
+def _load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 def _version(tool: str) -> str:
@@ -174,6 +342,61 @@ def _version(tool: str) -> str:
     except (OSError, subprocess.SubprocessError):
         return "?"
     return out.split()[-1] if out else "?"
+
+
+def _polars() -> str:
+    try:
+        import polars
+
+        return polars.__version__
+    except ImportError:
+        return "not installed"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--lines", type=int, default=1_500_000)
+    ap.add_argument("--size", help="generate by size instead (e.g. 3G)")
+    ap.add_argument("--layout", choices=["iso", "time"], default="iso")
+    ap.add_argument("--gzip", action="store_true")
+    ap.add_argument("--event-rate", type=float, default=0.02, help="share of lines that are events (gen_broker_log.py)")
+    ap.add_argument("--clients", type=int, help="instead: this many client log files (60k lines each)")
+    ap.add_argument("--all", action="store_true", help="the published set: 1.5M lines, 3 GB, 3 GB gzipped, 50 client files")
+    ap.add_argument("--issue16", action="store_true", help="the speed-and-memory set: sparse 1.5M, sparse 6M, dense 1.5M; every events format; start-up; the goals")
+    ap.add_argument("--inputs", default=",".join(ISSUE16_INPUTS), help=f"with --issue16: which inputs ({', '.join(ISSUE16_INPUTS)})")
+    ap.add_argument("--tools", help="with --issue16: only the tools whose name holds one of these comma-separated words (rg is always run; 'start-up' for the start-up rows)")
+    ap.add_argument("--startup-runs", type=int, default=10)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--data", type=Path, default=HERE / "data")
+    a = ap.parse_args()
+    data = Data(a.data)
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, Polars {_polars()}, "
+          f"{platform.system()} {platform.release()}; rg {_version('rg')}, grep {_version('grep')}, lnav {_version('lnav')}; "
+          f"load average at start {_load()}\n", flush=True)
+    if a.issue16:
+        inputs = [k.strip() for k in a.inputs.split(",") if k.strip()]
+        unknown = [k for k in inputs if k not in ISSUE16_INPUTS]
+        if unknown:
+            ap.error(f"unknown input(s) {', '.join(unknown)}; choose from {', '.join(ISSUE16_INPUTS)}")
+        only = [t.strip() for t in a.tools.split(",")] if a.tools else None
+        issue16(data, a.runs, inputs, only, a.startup_runs)
+        print(f"\nload average at the end {_load()}")
+        return
+    if a.all:
+        plan = [
+            ("(1) broker log, 1.5M lines", data.broker(None, 1_500_000), False, a.runs),
+            ("(a) broker log, 3 GB, incident buried in the middle", data.broker("3G", 0), False, max(1, a.runs // 2)),
+            ("(b) the same, gzipped", data.broker("3G", 0, gz=True), True, 1),
+            ("(c) 50 client logs (Kafka producer, Spring Boot layout)", data.clients(50), False, a.runs),
+        ]
+    elif a.clients:
+        plan = [(f"{a.clients} client logs", data.clients(a.clients), False, a.runs)]
+    else:
+        target = data.broker(a.size, a.lines, a.gzip, a.layout, a.event_rate)
+        plan = [(f"broker log ({a.size or a.lines}, {a.event_rate:.0%} events)", target, a.gzip, a.runs)]
+    for title, target, gz, runs in plan:
+        for line in scenario(title, target, gz, runs, data.lits):
+            print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -112,12 +112,17 @@ _SUFFIX = {AnalyzeFormat.terminal: "txt", AnalyzeFormat.text: "txt", AnalyzeForm
 
 
 def _emit_report(result, fmt: "AnalyzeFormat", output: Path | None, title: str = "Incident analysis", verbose: bool = False, pager: bool = True, elapsed: float | None = None) -> None:
-    from logsleuth.render import clock, json_report, markdown, report
-    from logsleuth.render.console import is_terminal, report_console, report_width
+    # each format imports its own renderer (the text ones pull in rich; JSON needs none of them)
+    from logsleuth.render.console import is_terminal
 
     if fmt != AnalyzeFormat.json:  # people read it: the findings' times in the display zone (JSON stays UTC)
+        from logsleuth.render import clock
+
         result = clock.localised(result)
     if fmt == AnalyzeFormat.terminal and output is None:
+        from logsleuth.render import report
+        from logsleuth.render.console import report_console
+
         con = report_console()
         if pager and is_terminal():
             _paged(result, con, verbose, elapsed)
@@ -125,6 +130,8 @@ def _emit_report(result, fmt: "AnalyzeFormat", output: Path | None, title: str =
             report.terminal(result, con, verbose=verbose, elapsed=elapsed)
         return
     if fmt == AnalyzeFormat.json:
+        from logsleuth.render import json_report
+
         body = json_report.dumps(result)
         if output is None and is_terminal():  # no raw bidi/C1 controls on a terminal
             import json as _json
@@ -143,12 +150,17 @@ def _emit_report(result, fmt: "AnalyzeFormat", output: Path | None, title: str =
                 except OSError as e:
                     raise LogsleuthError(f"{img_path}: cannot write ({e.strerror or e})") from None
                 image = img_path.name
+        from logsleuth.render import markdown
+
         body = markdown.document(result, title, image)
     elif fmt == AnalyzeFormat.html:
         from logsleuth.render import html
 
         body = html.document(result, title)
     else:
+        from logsleuth.render import report
+        from logsleuth.render.console import report_width
+
         body = report.text(result, width=report_width(), verbose=verbose, elapsed=elapsed)
     if fmt != AnalyzeFormat.json:
         body = document_text(body)  # any control, bidi or zero-width character a field let through

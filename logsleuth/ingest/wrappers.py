@@ -89,11 +89,17 @@ def by_id(ids: tuple[str, ...]) -> tuple[Wrapper, ...]:
 
 def _fits(lines: pl.Series, w: Wrapper) -> tuple[float, pl.Series, pl.Series | None]:
     """(share of lines that fit, the lines peeled, the hosts found)."""
-    parts = lines.to_frame("t").select(pl.col("t").str.extract_groups(w.regex).alias("g")).unnest("g")
+    parts = lines.to_frame("t").select(_groups_of(w.regex)).unnest("g")
     inner = parts["inner"]
     rate = inner.is_not_null().sum() / max(1, lines.len())
     host = parts["host"] if "host" in parts.columns else None
     return rate, pl.select(pl.coalesce(inner, lines)).to_series(), host
+
+
+@lru_cache(maxsize=64)
+def _groups_of(regex: str) -> pl.Expr:
+    """Built once per wrapper (building extract_groups compiles the regex)."""
+    return pl.col("t").str.extract_groups(regex).alias("g")
 
 
 def peel_sample(sample: list[str], fit: Callable[[pl.Series], float]) -> tuple[tuple[str, ...], list[str]]:

@@ -7,8 +7,10 @@ from __future__ import annotations
 import os
 import re
 import sys
+from typing import TYPE_CHECKING
 
-from rich.console import Console
+if TYPE_CHECKING:  # rich is loaded by SafeConsole when a console is built: JSON output never needs it
+    from rich.console import Console
 
 from logsleuth.safe import SafeConsole
 

@@ -4,13 +4,15 @@ PROGRESS_MIN_BYTES. Nothing is printed when piped or redirected."""
 from __future__ import annotations
 
 import sys
-
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+from typing import TYPE_CHECKING
 
 from logsleuth.render.console import stderr_console
 from logsleuth.safe import visible
 
 import os
+
+if TYPE_CHECKING:  # imported when a bar is first shown: most runs show none
+    from rich.progress import Progress
 
 PROGRESS_MIN_BYTES = int(os.environ.get("LOGSLEUTH_PROGRESS_MIN_BYTES", 50 * 1024 * 1024))  # env: tests show the bar on small inputs
 
@@ -31,6 +33,8 @@ class InputProgress:
 
     def _update(self, name: str, done: int, total: int) -> None:
         if self.progress is None:
+            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+
             self.progress = Progress(
                 TextColumn("{task.description}", markup=False), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
                 console=stderr_console(), transient=True,

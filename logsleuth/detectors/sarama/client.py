@@ -37,13 +37,16 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
 import polars as pl
 
 from logsleuth.detectors.sarama.appfields import error_address, with_app_fields
 from logsleuth.detectors.base import Context
 from logsleuth.detectors.sarama.chain import CHAIN_EVENTS, NEW_INCIDENT_GAP_S, _lines, _net_kind, _template, template_expr
+
+if TYPE_CHECKING:  # imported where it is used: numpy costs ~0.1 s of start-up, and most runs have no sarama log
+    import numpy as np
 
 FAIL_EVENTS = ("sarama_broker_closing", "sarama_broker_socket_error", "sarama_dial_failed", "sarama_metadata_error", "sarama_broker_retrying")
 LEADER_EVENTS = ("sarama_leader_retrying", "sarama_leader_abandon", "sarama_leader_selected", "sarama_leader_flushing", "sarama_leader_normal")
@@ -246,6 +249,8 @@ class _Deliveries:
     on these partitions between two rows, and which is the first after one."""
 
     def __init__(self, frame: pl.DataFrame):
+        import numpy as np
+
         self.by: dict[tuple, np.ndarray] = {}
         if frame.height:
             for (topic, part), g in frame.group_by(["app_topic", "app_partition"], maintain_order=True):
@@ -262,6 +267,8 @@ class _Deliveries:
         return out
 
     def first_after(self, tps: list[str], after: int, before: int | None = None) -> int | None:
+        import numpy as np
+
         best = None
         for a in self._arrays(tps):
             i = int(np.searchsorted(a, after, side="right"))
@@ -307,6 +314,8 @@ def _brokers(df: pl.DataFrame) -> Brokers:
 def _windows(df: pl.DataFrame) -> list[tuple[int, int]]:
     """(first, last) row indexes of the stretches with failure lines: from a stretch's first failure
     line to NEW_INCIDENT_GAP_S after its last (failure lines closer than that are one stretch)."""
+    import numpy as np
+
     fails = df.filter(pl.col("events").list.eval(pl.element().is_in(list(FAIL_EVENTS))).list.any().fill_null(False) & pl.col("ts").is_not_null())
     if fails.height == 0:
         return []

@@ -13,6 +13,7 @@ ISO stamp at the start of its lines is not taken for one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import polars as pl
 
@@ -45,32 +46,47 @@ def _starts(lay: Layout) -> pl.Expr:
     and level 'ProducerImp'). The fallback starts one on every line."""
     if lay.is_fallback:
         return pl.col("t").is_not_null()
-    text = infer.head(pl.col("t")) if lay.inferred else pl.col("t")
-    if "(?P<level>" not in lay.start_regex:
-        return text.str.contains(lay.start_regex)
-    level = text.str.extract_groups(lay.start_regex).struct.field("level").str.strip_chars().str.to_uppercase()
+    return _starts_of(lay.start_regex, lay.inferred)
+
+
+@lru_cache(maxsize=256)
+def _starts_of(start_regex: str, inferred: bool) -> pl.Expr:
+    """Built once per start regex (building extract_groups compiles the regex, ~1 ms each)."""
+    text = infer.head(pl.col("t")) if inferred else pl.col("t")
+    if "(?P<level>" not in start_regex:
+        return text.str.contains(start_regex)
+    level = text.str.extract_groups(start_regex).struct.field("level").str.strip_chars().str.to_uppercase()
     return level.is_in(list(KNOWN_LEVELS)).fill_null(False)
 
 
-def score(texts: pl.Series, layouts: list[Layout]) -> list[float]:
+Counts = dict[tuple[str, ...], dict[int, int]]
+
+
+def score(texts: pl.Series, layouts: list[Layout], memo: Counts | None = None) -> list[float]:
+    """Each layout's record-start rate on the non-empty ``texts``. ``memo``: the counts of earlier
+    calls in one detection, by lines and layout, so the same lines are not scored twice by one
+    layout (each layout's regex is compiled per call: most of the start-up of a small input)."""
     texts = texts.filter(texts.str.strip_chars() != "")
     n = texts.len()
     if n == 0:
         return [0.0 for _ in layouts]
-    frame = pl.DataFrame({"t": texts})
-    exprs = [_starts(lay).sum().alias(str(i)) for i, lay in enumerate(layouts)]
-    counts = frame.select(exprs).row(0) if exprs else []
-    return [c / n for c in counts]
+    known = memo.setdefault(tuple(texts.to_list()), {}) if memo is not None else {}
+    todo = [lay for lay in layouts if id(lay) not in known]
+    if todo:
+        frame = pl.DataFrame({"t": texts})
+        counts = frame.select([_starts(lay).sum().alias(str(i)) for i, lay in enumerate(todo)]).row(0)
+        known.update((id(lay), c) for lay, c in zip(todo, counts))
+    return [known[id(lay)] / n for lay in layouts]
 
 
-def fit(texts: pl.Series, layouts: list[Layout]) -> float:
+def fit(texts: pl.Series, layouts: list[Layout], memo: Counts | None = None) -> float:
     """How well lines are recognised: the best layout's record-start rate, or the share of lines
     that begin with a timestamp (for a layout the catalogue lacks)."""
-    rates = score(texts, [lay for lay in layouts if not lay.is_fallback])
+    rates = score(texts, [lay for lay in layouts if not lay.is_fallback], memo)
     return max([*rates, infer.stamp_at_start_rate(texts)])
 
 
-def _earns(env: Envelope, inner: pl.Series, plain: pl.Series, layouts: list[Layout]) -> bool:
+def _earns(env: Envelope, inner: pl.Series, plain: pl.Series, layouts: list[Layout], memo: Counts | None = None) -> bool:
     """Does a ``docker-ts`` envelope read these lines better than no envelope does? Its stamp is
     an RFC 3339 stamp and a space, which is also how many applications begin their own lines
     (logback's ``%d{yyyy-MM-dd'T'HH:mm:ss.SSSX} [%level] …``). The stamp is there either way, so it
@@ -81,8 +97,8 @@ def _earns(env: Envelope, inner: pl.Series, plain: pl.Series, layouts: list[Layo
     better (as a loose wrapper must, ``wrappers.needs_gain``). A JSON record inside is read as such."""
     if env.outer != "docker-ts" or env.json_text:
         return True
-    inside = fit(inner, layouts)
-    whole = max(score(plain, [lay for lay in layouts if not lay.is_fallback]), default=0.0)
+    inside = fit(inner, layouts, memo)
+    whole = max(score(plain, [lay for lay in layouts if not lay.is_fallback], memo), default=0.0)
     if envelopes.fixed_stamps(plain):
         return inside >= whole - wrap.GAIN
     return inside > whole + wrap.GAIN
@@ -93,7 +109,8 @@ def detect(sample: list[str], layouts: list[Layout], forced: Layout | None = Non
     clean = pl.Series(sample[:SAMPLE_LINES], dtype=pl.String)
     if ansi:
         clean = clean.str.replace_all(envelopes.ANSI_RE, "")
-    chain, inner = wrap.peel_sample(clean.to_list(), lambda s: fit(s, layouts))
+    memo: Counts = {}  # the layouts' counts on lines already scored (the sample often comes back unchanged)
+    chain, inner = wrap.peel_sample(clean.to_list(), lambda s: fit(s, layouts, memo))
     envs = envelopes.candidates(inner)
     if chain or ansi:
         envs = [dataclasses.replace(e, wrappers=chain, ansi=e.ansi or ansi) for e in envs]
@@ -107,12 +124,12 @@ def detect(sample: list[str], layouts: list[Layout], forced: Layout | None = Non
 
     texts_of = [text_of(env) for env in envs]
     plain = texts_of[-1]  # the last candidate: no outer envelope (the wrappers peeled, if any)
-    kept = [(env, t) for env, t in zip(envs, texts_of) if _earns(env, t, plain, layouts)]
+    kept = [(env, t) for env, t in zip(envs, texts_of) if _earns(env, t, plain, layouts, memo)]
     pool = [forced] if forced is not None else list(layouts)
     scored: list[tuple[float, int, int, Envelope, Layout]] = []
     inferred: list[tuple[float, int, int, Envelope, Layout]] = []
     for ei, (env, texts) in enumerate(kept):
-        rates = score(texts, pool)
+        rates = score(texts, pool, memo)
         for lay, rate in zip(pool, rates):
             scored.append((rate, lay.specificity, -ei, env, lay))
         if forced is None and ei == 0:  # the inferred head reads the most unwrapped text (an envelope's own stamp is not a layout)
