@@ -97,7 +97,7 @@ def ndjson_lines(events: pl.DataFrame, packs: PackSet) -> pl.Series:
     frame = frame.with_columns([pl.lit(None, dtype=pl.String).alias(k) for k in BASE if k not in frame.columns])
     frame = frame.rename({"raw": "_text", "msg": "_message"}).with_columns(text=pl.col("_text"), message=pl.col("_message"))
     fixed = BASE + ["text", "message"]
-    vocab = [f for f in packs.vocabulary if f in frame.columns]
+    vocab = [f for f in packs.vocabulary if f in frame.columns and frame[f].null_count() < frame.height]  # an all-null field writes nothing
     controls = _has_controls(frame, fixed + vocab)
     parts: list[pl.Expr] = [pl.lit("{")]
     for i, k in enumerate(fixed):
