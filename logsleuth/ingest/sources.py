@@ -130,9 +130,9 @@ def _expand_one(given: str, add) -> None:
     p = Path(given)
     st = _stat(p)
     if st is not None and stat.S_ISDIR(st.st_mode):
-        found = _walk(p)
+        left: list[str] = []
+        found = _walk(p, left)
         if not found:
-            left = _left_out(p)
             if left:
                 shown = ", ".join(left[:3]) + (f" and {len(left) - 3} more" if len(left) > 3 else "")
                 raise LogsleuthError(f"{given}: no logs in this directory ({len(left)} file(s) left out by their name as code, docs or configuration: {shown}; name a file to read it)")
@@ -266,7 +266,9 @@ NOT_LOGS = {
 }
 
 
-def _walk(d: Path) -> list[Path]:
+def _walk(d: Path, left_out: list[str] | None = None) -> list[Path]:
+    """The files under ``d`` that may be logs, sorted; ``left_out`` gets the names left out as not
+    logs by their name (relative to ``d``), for the error when nothing is left."""
     files: list[Path] = []
 
     def _walk_error(err: OSError) -> None:
@@ -278,23 +280,16 @@ def _walk(d: Path) -> list[Path]:
     for root, dirs, names in os.walk(d, onerror=_walk_error):
         dirs[:] = sorted(x for x in dirs if not x.startswith(".") and x != "__pycache__")
         for n in sorted(names):
-            if n.startswith(".") or Path(n).suffix.lower() in NOT_LOGS:
+            if n.startswith("."):
+                continue
+            if Path(n).suffix.lower() in NOT_LOGS:
+                if left_out is not None:
+                    left_out.append(os.path.relpath(os.path.join(root, n), d))
                 continue
             f = Path(root) / n
             if _is_regular(f):  # FIFOs, devices and sockets found in a walk are not logs
                 files.append(f)
     return files
-
-
-def _left_out(d: Path) -> list[str]:
-    """The files a walk of ``d`` leaves out by their name (for the error when nothing is left)."""
-    out = []
-    for root, dirs, names in os.walk(d):
-        dirs[:] = sorted(x for x in dirs if not x.startswith(".") and x != "__pycache__")
-        out += [os.path.relpath(os.path.join(root, n), d) for n in sorted(names) if not n.startswith(".") and Path(n).suffix.lower() in NOT_LOGS]
-        if len(out) > 50:
-            break
-    return out
 
 
 # --------------------------------------------------------------------------- raw bytes
@@ -312,6 +307,17 @@ _KINDS = [
 def file_kind(mode: int) -> str | None:
     """What a non-regular file is (None for a regular file)."""
     return next((what for test, what in _KINDS if test(mode)), None if stat.S_ISREG(mode) else "not a regular file")
+
+
+def _open_error(name: str, e: OSError) -> LogsleuthError:
+    """The one-line error for a file that cannot be stat'ed or opened."""
+    if isinstance(e, PermissionError):
+        return Unreadable(f"{name}: permission denied")
+    if isinstance(e, IsADirectoryError):
+        return LogsleuthError(f"{name}: is a directory")
+    if isinstance(e, FileNotFoundError):
+        return LogsleuthError(f"{name}: no such file or directory")
+    return LogsleuthError(f"{name}: cannot open ({e.strerror or e})")
 
 
 def _refuse_kind(name: str, mode: int) -> None:
@@ -344,24 +350,14 @@ def _open(src: Source) -> tuple[BinaryIO, int | None]:
             return buf, None
     try:
         st = os.stat(src.path)
-    except PermissionError:
-        raise Unreadable(f"{src.name}: permission denied") from None
-    except FileNotFoundError:
-        raise LogsleuthError(f"{src.name}: no such file or directory") from None
     except OSError as e:
-        raise LogsleuthError(f"{src.name}: cannot open ({e.strerror or e})") from None
+        raise _open_error(src.name, e) from None
     _refuse_kind(src.name, st.st_mode)
     try:
         # O_NONBLOCK: should the file have been swapped for a FIFO since the stat, open() does not wait
         fd = os.open(src.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-    except PermissionError:
-        raise Unreadable(f"{src.name}: permission denied") from None
-    except IsADirectoryError:
-        raise LogsleuthError(f"{src.name}: is a directory") from None
-    except FileNotFoundError:
-        raise LogsleuthError(f"{src.name}: no such file or directory") from None
     except OSError as e:
-        raise LogsleuthError(f"{src.name}: cannot open ({e.strerror or e})") from None
+        raise _open_error(src.name, e) from None
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)

@@ -280,7 +280,7 @@ class View:
         text = one_line(e.text, EVIDENCE_CHARS)
         room = lines * (max(20, self.width - 4) - 8)  # what fits (slack for the words wrapping leaves at each line end)
         msg = one_line(e.message) if e.message else ""
-        if len(text) <= room or not msg or not text.endswith(msg) and msg not in text:
+        if len(text) <= room or not msg or msg not in text:
             return text
         at = text.find(msg)
         head, rest = text[:at], text[at:]
