@@ -39,3 +39,14 @@ def common_dir(names: list[str]) -> str:
         i += 1
     cut = first[:i].rfind("/")
     return first[: cut + 1] if cut > 0 else ""  # "/" alone says nothing
+
+
+def prefix_lines(prefix: str, width: int) -> list[str]:
+    """The line that names the directory left out of every path: one line when it fits the width,
+    else the directory on its own line and the explanation on the next (never broken mid-phrase)."""
+    from rich.cells import cell_len
+
+    one = f"in {prefix} (named below without it)"
+    if cell_len(one) <= width:
+        return [one]
+    return [f"in {prefix}", "(named below without it)"]

@@ -27,7 +27,7 @@ from logsleuth.render import subjects as subj
 from logsleuth.render.facts import (  # noqa: F401  (the helpers the other reports share)
     _cell, _t, clock_notes, closing, coverage_notes, headline, input_rows, notes, reading_notes, severity_counts,
 )
-from logsleuth.render.paths import Shortener
+from logsleuth.render.paths import Shortener, prefix_lines
 from logsleuth.render.words import confidence_text, confidence_word, counts, span_text, LOW_CONFIDENCE
 from logsleuth.safe import EVIDENCE_CHARS, one_line, visible
 
@@ -126,7 +126,8 @@ class View:
             indent=2,
         )
         if self.short.prefix:
-            out += self.wrap(Text(f"in {visible(self.short.prefix)} (named below without it)", style="dim"), indent=2)
+            for part in prefix_lines(visible(self.short.prefix), self.width - 2):
+                out += self.wrap(Text(part, style="dim"), indent=2)
         return out
 
     def warnings(self, room: int = 4) -> list[Text]:

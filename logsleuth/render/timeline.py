@@ -15,6 +15,7 @@ from logsleuth.render.console import stdout_console
 from logsleuth.safe import one_line, visible
 from logsleuth.timeline.histogram import Histogram, bucket_label, histogram
 from logsleuth.render import clock
+from logsleuth.render.paths import prefix_lines
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 
@@ -90,7 +91,8 @@ def _draw(con, h: Histogram | None, events: pl.DataFrame, notes: list[str], find
     end = h.start + dt.timedelta(seconds=h.n * h.bucket_s)
     con.print(Text(f"{events.height:,} events, {clock.span(h.start, end, duration=False)}, one column = {bucket_label(h.bucket_s)}", style="bold"))
     if short.prefix:
-        con.print(Text(f"in {visible(short.prefix)} (named below without it)", style="dim"))
+        for part in prefix_lines(visible(short.prefix), con.width):
+            con.print(Text(part, style="dim"))
     for n in notes:
         con.print(Text("note: " + short.text(visible(n)), style="dim"))
     t = Table(box=None, pad_edge=False, show_header=False)
