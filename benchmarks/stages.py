@@ -144,7 +144,6 @@ def rss() -> str:
 
 def memory(path: str) -> None:
     from logsleuth.cli.options import read_options
-    from logsleuth.detectors import run_all
     from logsleuth.detectors.base import Context
     from logsleuth.recognise import events as ev
     from logsleuth.recognise.packs import load_packs
@@ -158,7 +157,13 @@ def memory(path: str) -> None:
     logs = as_logs(result)
     events, links = correlate(result, "auto", logs)
     print(f"timeline: {rss()}")
-    findings = run_all(Context(events, result.inputs, {}, read_options=opts, links=links, logs=logs))
+    from logsleuth.detectors import all_detectors
+
+    ctx = Context(events, result.inputs, {}, read_options=opts, links=links, logs=logs)
+    findings = []
+    for det in all_detectors():
+        findings += det.run(ctx)
+        print(f"  after {getattr(det, 'id', type(det).__name__)}: {rss()}")
     print(f"detectors ({len(findings)} findings): {rss()}\n")
     sizes = {c: events[c].estimated_size() for c in events.columns}
     whole = events.estimated_size()

@@ -36,6 +36,21 @@ from logsleuth.ingest.inputs import InputReport, ReadOptions
 from logsleuth.safe import visible
 
 
+def keep(frame: pl.DataFrame, rows: pl.Expr) -> pl.DataFrame:
+    """``frame.filter(rows)``, but ``frame`` itself when every row is kept: a filter copies every
+    column, and on a log made of one kind of event that is a second copy of the whole table."""
+    rows = rows.fill_null(False)
+    if frame.height == 0 or frame.select(rows.all()).item():
+        return frame
+    return frame.filter(rows)
+
+
+def take(frame: pl.DataFrame, rows: pl.Expr, *columns, **named) -> pl.DataFrame:
+    """``frame.filter(rows).select(*columns, **named)`` with only the selected columns filtered (an
+    eager filter copies every column of the kept rows before the select drops most of them)."""
+    return frame.lazy().filter(rows).select(*columns, **named).collect()
+
+
 @dataclass
 class Context:
     events: pl.DataFrame  # every event of every input, ordered by (ts, file, line)
@@ -113,7 +128,9 @@ class Context:
         return self.events.filter(pl.col("event").is_in(list(names)))
 
     def system(self, system: str) -> pl.DataFrame:
-        return self.events.filter(pl.col("system") == system)
+        """The events of one system: the table itself when it holds no other (a filter copies every
+        column, which on a log made of one system's events is a second copy of the whole table)."""
+        return keep(self.events, pl.col("system") == system)
 
     def input(self, path: str) -> InputReport | None:
         """What was read of one log. For a rotated log, its current segment's report with the span,

@@ -42,11 +42,16 @@ def per_line_pass(lines: pl.DataFrame, exprs: dict[str, pl.Expr], parts: int = 2
     return pl.concat(pl.collect_all(lazies), rechunk=False)
 
 
-def compact(frame: pl.DataFrame) -> pl.DataFrame:
+def compact(frame: pl.DataFrame, constant: tuple[str, ...] = ()) -> pl.DataFrame:
     """Copy the string columns of a small frame kept across chunks. Polars strings are views into
     the chunk's buffers, so a few kept rows would otherwise keep every whole chunk alive (memory
-    growing with the input instead of with what is kept)."""
-    cols = [pl.concat_str([pl.col(c), pl.lit("")]).alias(c) for c, t in frame.schema.items() if t == pl.String]
+    growing with the input instead of with what is kept). ``constant``: columns that hold no text
+    of the input (the matcher's literals), left as they are (a copy would store the literal once
+    per row).
+
+    (A column that is a part of ``raw``, such as ``msg``, cannot be kept as a view into the copy of
+    ``raw``: Polars slices by a per-row offset into new buffers; measured, it saved nothing.)"""
+    cols = [pl.concat_str([pl.col(c), pl.lit("")]).alias(c) for c, t in frame.schema.items() if t == pl.String and c not in constant]
     return frame.with_columns(cols) if cols else frame
 
 
@@ -91,6 +96,8 @@ def _split_last_record(lines: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]
     return lines.slice(0, idx), lines.slice(idx)
 
 
+# records -> what the caller keeps; a ``constant_columns`` attribute names the string columns of its
+# output that hold no text of the input (literals), which need no copy when kept across chunks
 Process = Callable[[pl.DataFrame], pl.DataFrame]
 PROCESS_ROWS = 20_000  # selected records handed to process at a time (the last batch of an input may be smaller)
 
@@ -138,7 +145,7 @@ def read_source(
         pending.clear()
         out = process(batch)  # type: ignore[misc]
         if out.height:
-            parts.append(compact(out))
+            parts.append(compact(out, constant=getattr(process, "constant_columns", ())))
 
     def processed(rec: pl.DataFrame, edge_rids: list[int]) -> None:
         """A chunk's records parsed: the edges kept for the span, the selected ones processed (in

@@ -11,7 +11,7 @@ import polars as pl
 
 from logsleuth.errors import LogsleuthError
 
-from logsleuth.recognise.matcher import Matcher
+from logsleuth.recognise.matcher import EVENT_COLUMNS, Matcher
 from logsleuth.recognise.packs import PackSet, clamped_notes
 from logsleuth.ingest.reader import iter_read
 from logsleuth.ingest.inputs import InputReport, ReadOptions
@@ -80,6 +80,30 @@ class EventSet:
         return (min(firsts) if firsts else None, max(lasts) if lasts else None)
 
 
+TIME_ORDER = ["ts", "file", "line"]
+
+
+def in_time_order(held: list[pl.DataFrame]) -> pl.DataFrame:
+    """The events table taken out of ``held`` (a one-item list: the caller hands the table over and
+    keeps no reference to it), sorted by time, then file (as read), then line; ties keep their order.
+
+    The same order as ``sort(TIME_ORDER, nulls_last=True, maintain_order=True)``, without its peak:
+    a table already in order (one log, or logs read in time order) is returned as it is, else the
+    columns are put in order one at a time and each old column is let go as its new one is made, so
+    the peak is the table plus one column instead of two tables."""
+    events = held.pop()
+    if events.height < 2:
+        return events
+    order = events.select(pl.arg_sort_by(TIME_ORDER, nulls_last=True, maintain_order=True)).to_series()
+    if order.is_sorted():  # a permutation in ascending order is the identity
+        return events
+    parts: list[pl.DataFrame] = []
+    for name in events.columns:
+        parts.append(events.select(pl.col(name).gather(order)))
+        events = events.drop(name)
+    return pl.concat(parts, how="horizontal")
+
+
 def file_enum(names: list[str]) -> pl.Enum:
     """The dtype of the events' ``file`` column: the input names, sorting in this order."""
     return pl.Enum(list(dict.fromkeys(names)))
@@ -101,7 +125,14 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
     reports: list[InputReport] = []
     seen: dict[tuple, str] = {}
     # each chunk's candidate records are matched as it is read; only the events are kept
-    for i, (rep, ev) in enumerate(iter_read(paths, opts, select=matcher.prefilter, reduce=reduce, process=matcher.match)):
+    # the vocabulary fields no event of a batch has are added once, to the whole table (as
+    # constant columns, which take no memory), instead of as a null column in every batch
+    def match(records: pl.DataFrame) -> pl.DataFrame:
+        return matcher.match(records, complete=False)
+
+    match.constant_columns = tuple(EVENT_COLUMNS)  # type: ignore[attr-defined]  (literals: no copy needed)
+
+    for i, (rep, ev) in enumerate(iter_read(paths, opts, select=matcher.prefilter, reduce=reduce, process=match)):
         files.append(rep.name)
         reports.append(rep)
         fp = rep.stats.fingerprint
@@ -118,13 +149,15 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
         frames.append(ev.with_columns(file=pl.lit(rep.name), path=pl.lit(rep.name)))
     if frames:
         events = pl.concat(frames, how="diagonal_relaxed")
+        frames.clear()  # the table holds the only reference to the events (in_time_order frees as it goes)
         clamped_notes(events, packs, reports)  # issue 21: integers wider than 64 bits, clamped
     else:
         events = matcher.empty(pl.DataFrame()).with_columns(file=pl.lit(None, dtype=pl.String), path=pl.lit(None, dtype=pl.String))
     # ``file``: the file a line is in, ordered as the inputs were read (ties in time keep that order);
     # ``path``: the log it belongs to (the same, until analysis groups rotated segments)
-    events = events.with_columns(pl.col("file").cast(file_enum(files)))
-    events = events.sort(["ts", "file", "line"], nulls_last=True, maintain_order=True)
+    held = [events.with_columns(pl.col("file").cast(file_enum(files)))]
+    events = None
+    events = matcher.complete(in_time_order(held))
     out = EventSet(events, reports, files)
     if flt is not None:
         flt.resolve(*out.span)

@@ -45,8 +45,10 @@ class Matcher:
             parts.append(pl.col(column).str.contains(self._alternation_ci))
         return pl.any_horizontal(parts) if parts else pl.lit(False)
 
-    def match(self, records: pl.DataFrame, text: str = "msg") -> pl.DataFrame:
-        """Events of ``records`` (every pattern that matches a record gives one event)."""
+    def match(self, records: pl.DataFrame, text: str = "msg", complete: bool = True) -> pl.DataFrame:
+        """Events of ``records`` (every pattern that matches a record gives one event). ``complete``:
+        with every vocabulary field as a column (else only the fields some event here has; the
+        caller completes the table with ``complete``)."""
         if records.height == 0:
             return self.empty(records)
         records = records.with_row_index("_rec")
@@ -72,7 +74,8 @@ class Matcher:
         if not out:
             return self.empty(records.drop("_rec"))
         ev = pl.concat(out, how="diagonal_relaxed").sort("_rec", maintain_order=True).drop("_rec")
-        return self._complete(ev.drop("isolated", strict=False))
+        ev = ev.drop("isolated", strict=False)
+        return self.complete(ev) if complete else ev
 
     def _hits(self, cand: pl.DataFrame, p: Pattern, regex: str, text: str) -> pl.DataFrame | None:
         """The candidates ``regex`` matches, with the pattern's fields: one regex pass (an empty
@@ -129,10 +132,11 @@ class Matcher:
 
     def empty(self, records: pl.DataFrame) -> pl.DataFrame:
         ev = records.clear().drop("isolated", strict=False).with_columns([pl.lit(None, dtype=pl.String).alias(c) for c in EVENT_COLUMNS])
-        return self._complete(ev)
+        return self.complete(ev)
 
-    def _complete(self, ev: pl.DataFrame) -> pl.DataFrame:
-        """Every vocabulary field as a typed column, in a stable order."""
+    def complete(self, ev: pl.DataFrame) -> pl.DataFrame:
+        """Every vocabulary field as a typed column: the missing ones as constant null columns
+        (which Polars keeps as one value, not a value per row)."""
         missing = [pl.lit(None, dtype=self.packs.field_type(f)).alias(f) for f in self.packs.vocabulary if f not in ev.columns]
         if missing:
             ev = ev.with_columns(missing)

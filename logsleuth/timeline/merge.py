@@ -23,10 +23,12 @@ def as_logs(result: ev.EventSet) -> dict[str, list[str]]:
     order: list[str] = []  # the inputs as read, each log's segments together, oldest first
     for name in result.files:
         order += logs[log_of[name]] if name in log_of else [name]
-    result.events = events.with_columns(
+    held = [events.with_columns(
         file=pl.col("file").cast(pl.String).cast(ev.file_enum(order)),
         path=pl.col("path").replace(log_of),
-    ).sort(["ts", "file", "line"], nulls_last=True, maintain_order=True)
+    )]
+    events = result.events = None  # in_time_order holds the only reference
+    result.events = ev.in_time_order(held)
     return logs
 
 
@@ -42,7 +44,9 @@ def correlate(result: ev.EventSet, skew_mode: str = "auto", logs: dict | None = 
             if log in skews:
                 skews.update({seg: skews[log] for seg in segments})
         if skew_mode == "auto":
-            events = skew.apply(events, skews, result.inputs)
+            held = [events]
+            events = result.events = None  # skew.apply holds the only reference
+            events = result.events = skew.apply(held, skews, result.inputs)
         for rep in result.inputs:
             rep.clock_skew = skews.get(rep.name)
     return events, links

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from logsleuth.recognise.events import in_time_order
 from logsleuth.timeline.links import Links
 
 PAIR_WINDOW = 300.0  # seconds
@@ -283,16 +284,19 @@ def strong(s: Skew) -> bool:
     return s.status == "estimated" and (s.spread_s or 0) <= MAX_SPREAD and abs(s.offset_s or 0) >= MIN_APPLY
 
 
-def apply(events: pl.DataFrame, skews: dict[str, Skew], inputs: list) -> pl.DataFrame:
+def apply(held: list[pl.DataFrame], skews: dict[str, Skew], inputs: list) -> pl.DataFrame:
     """Shift the events (and the inputs' spans and coverage) of files whose skew is strong onto the
-    reference broker's clock. Returns the re-ordered events."""
+    reference broker's clock. Returns the re-ordered events, taken out of ``held`` (a one-item
+    list: the caller keeps no reference to the old table, so it is let go as the new one is made)."""
+    events = held.pop()
     shift = {p: round(s.offset_s, 3) for p, s in skews.items() if strong(s) and s.offset_s is not None}
     if not shift:
         return events
     for p, s in skews.items():
         s.applied = p in shift
     delta = pl.col("path").replace_strict(shift, default=0.0, return_dtype=pl.Float64)
-    events = events.with_columns(ts=pl.col("ts") - pl.duration(microseconds=(delta * 1e6).round(0).cast(pl.Int64)))
+    held = [events.with_columns(ts=pl.col("ts") - pl.duration(microseconds=(delta * 1e6).round(0).cast(pl.Int64)))]
+    events = None
     for rep in inputs:
         if rep.name in shift:
             d = dt.timedelta(seconds=shift[rep.name])
@@ -300,4 +304,4 @@ def apply(events: pl.DataFrame, skews: dict[str, Skew], inputs: list) -> pl.Data
             rep.last_ts = rep.last_ts - d if rep.last_ts else None
             if rep.coverage is not None:
                 rep.coverage = rep.coverage.with_columns(ts=pl.col("ts") - d)
-    return events.sort(["ts", "file", "line"], nulls_last=True, maintain_order=True)
+    return in_time_order(held)

@@ -57,7 +57,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from logsleuth.detectors.base import Context, sat_mul, sat_sum
+from logsleuth.detectors.base import Context, keep, sat_mul, sat_sum
 
 EPISODE_GAP = dt.timedelta(minutes=2)  # a quieter stretch than this ends an episode
 DUP_GAP = dt.timedelta(seconds=30)  # identical expiry lines closer than this are one batch
@@ -99,9 +99,9 @@ def kafka_events(ctx: Context) -> pl.DataFrame:
     """The Kafka events of producers: lines whose prefix names a Consumer or an AdminClient (the
     NetworkClient and Metadata texts are shared) are left out, so a consumer's trouble is never read
     as a producer's; lines without the prefix (client_role null) stay."""
-    ev = ctx.events.filter(pl.col("system") == "kafka")
+    ev = ctx.system("kafka")
     if "client_role" in ev.columns:
-        ev = ev.filter(pl.col("client_role").is_null() | pl.col("client_role").is_in(list(PRODUCER_ROLES)))
+        ev = keep(ev, pl.col("client_role").is_null() | pl.col("client_role").is_in(list(PRODUCER_ROLES)))
     from_thread = pl.col("thread").str.extract(r"\| ([^|\s]+)\s*$", 1)
     named = pl.coalesce(pl.col("error_message"), pl.col("detail")).str.extract(r"\bnode (-?\d+)\b", 1).cast(pl.Int64, strict=False)
     return ev.with_columns(

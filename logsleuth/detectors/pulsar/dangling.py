@@ -20,7 +20,7 @@ import datetime as dt
 import polars as pl
 
 from logsleuth.detectors.pulsar.client_only import stuck_on_client
-from logsleuth.detectors.base import Context, Detector, evidence, fmt_duration, fmt_time, line_ref, ordered_evidence, plural, rows, safe, segment_of
+from logsleuth.detectors.base import Context, Detector, evidence, keep, take, fmt_duration, fmt_time, line_ref, ordered_evidence, plural, rows, safe, segment_of
 from logsleuth.detectors.finding import Evidence, Finding
 
 MIN_ATTEMPTS = 3
@@ -59,7 +59,7 @@ def _namespace(topic: str | None) -> str | None:
 
 
 def run(ctx: Context) -> list[Finding]:
-    ev = ctx.events.filter(pl.col("system") == "pulsar")
+    ev = ctx.system("pulsar")
     ends = {r.name: r.last_ts for r in ctx.log_inputs()}
     findings, covered = _broker_side(ctx, ev, ends)
     # producers the client logs show rejected, where no broker log given shows them stuck
@@ -70,16 +70,21 @@ def _broker_side(ctx: Context, ev: pl.DataFrame, ends: dict) -> tuple[list[Findi
     """The findings from the brokers' rejections, and the (topic, client log, first, last) of every
     stuck stretch they name."""
     covered = pl.DataFrame(schema={"topic": pl.String, "client": pl.String, "first": ev.schema["ts"], "last": ev.schema["ts"]})
-    present = ev.filter(pl.col("event") == "producer_already_present")
+    # the rejections with the columns the grouping needs and their row in ``ev`` (``_ev``): a
+    # reconnect storm is mostly rejections, and a filter of whole rows would copy most of the table;
+    # the first and last row of each stretch are taken from ``ev`` once the stretches are known
+    present = (
+        ev.lazy().with_row_index("_ev").filter(pl.col("event") == "producer_already_present")
+        .select("_ev", *KEY, "ts", "topic").collect()
+    )
     if present.height == 0:
         return [], covered
     # one key can be stuck, recover (re-created, or its connection closed) and clash again later:
     # each stretch between such resets is judged on its own
     present = present.sort("ts").with_columns(_pid=pl.col("producer_id").fill_null(-1))
-    made = ev.filter(pl.col("event") == "producer_created").select(
-        "path", "connection", _pid=pl.col("producer_id").fill_null(-1), ts="ts", _made=pl.col("ts")
-    ).sort("ts")
-    shut = ev.filter(pl.col("event") == "connection_closed").select("path", "connection", ts="ts", _shut=pl.col("ts")).sort("ts")
+    made = take(ev, pl.col("event") == "producer_created",
+                "path", "connection", _pid=pl.col("producer_id").fill_null(-1), ts="ts", _made=pl.col("ts")).sort("ts")
+    shut = take(ev, pl.col("event") == "connection_closed", "path", "connection", ts="ts", _shut=pl.col("ts")).sort("ts")
     if made.height:
         present = present.join_asof(made, on="ts", by=["path", "connection", "_pid"], strategy="backward")
     else:
@@ -96,22 +101,28 @@ def _broker_side(ctx: Context, ev: pl.DataFrame, ends: dict) -> tuple[list[Findi
             first=pl.col("ts").min(),
             last=pl.col("ts").max(),
             attempts=pl.len(),
-            first_row=pl.struct(pl.all()).sort_by("ts").first(),
-            last_row=pl.struct(pl.all()).sort_by("ts").last(),
+            _first_ev=pl.col("_ev").sort_by("ts").first(),
+            _last_ev=pl.col("_ev").sort_by("ts").last(),
         )
         .with_columns(span_s=(pl.col("last") - pl.col("first")).dt.total_milliseconds() / 1000.0)
         .drop("_made", "_shut")
         .with_row_index(RUN)
     )
+    # each stretch's first and last rejection as whole rows (all columns but the group keys)
+    fields = [c for c in ev.columns if c not in KEY]
+    groups = groups.with_columns(
+        first_row=ev.select(pl.struct(fields).gather(groups["_first_ev"])).to_series(),
+        last_row=ev.select(pl.struct(fields).gather(groups["_last_ev"])).to_series(),
+    ).drop("_first_ev", "_last_ev")
     # recovery: "Created new producer" for the same key after the rejections began,
     # or the connection closed (the client reconnected or restarted)
-    created = ev.filter(pl.col("event") == "producer_created").select(*KEY, c_ts="ts", c_line="line")
+    created = take(ev, pl.col("event") == "producer_created", *KEY, c_ts="ts", c_line="line")
     recovered = (
         groups.select(RUN, *KEY, "first").join(created, on=KEY, how="inner", nulls_equal=True)
         .filter(pl.col("c_ts") >= pl.col("first"))
         .group_by(RUN, maintain_order=True).agg(recovered_at=pl.col("c_ts").min())
     )
-    closed = ev.filter(pl.col("event") == "connection_closed").select("path", "connection", x_ts="ts")
+    closed = take(ev, pl.col("event") == "connection_closed", "path", "connection", x_ts="ts")
     released = (
         groups.select(RUN, "path", "connection", "last").join(closed, on=["path", "connection"], how="inner")
         .filter(pl.col("x_ts") >= pl.col("last"))
@@ -147,10 +158,12 @@ def _creations(ev: pl.DataFrame) -> pl.DataFrame:
     'Failed to add producer' of the same producer on the same connection, or that connection's close
     ('Closed connection from …': the creation cannot be answered any more). The 2.x 'Failed to add
     producer' text names the topic but no producer id: it answers the creation of that topic."""
-    creating = ev.filter(pl.col("event") == "producer_creating").select(
-        *KEY, "topic", cr_ts="ts", cr_row=pl.struct(pl.all())
+    # ``cr_ev``: the creation's row in ``ev`` (whole rows are taken only for the few creations a
+    # finding names: a reconnect storm is mostly creations)
+    creating = take(
+        ev.with_row_index("cr_ev"), pl.col("event") == "producer_creating", *KEY, "topic", "cr_ev", cr_ts="ts"
     ).with_columns(_pid=pl.col("producer_id").fill_null(-1)).sort("cr_ts")
-    answers = ev.filter(pl.col("event").is_in(["producer_created", "producer_add_failed"]))
+    answers = take(ev, pl.col("event").is_in(["producer_created", "producer_add_failed"]), "path", "connection", "producer_id", "topic", "ts", "line", "file", "event")
     ts_type = ev.schema["ts"]
     out = creating
     # each kind of answer as (ts, line, file, event) columns with its own prefix, then the earliest
@@ -167,8 +180,9 @@ def _creations(ev: pl.DataFrame) -> pl.DataFrame:
     if by_topic.height:
         out = out.join_asof(by_topic, left_on="cr_ts", right_on="t_ts", by=["path", "connection", "topic"], strategy="forward")
         kinds.append("t")
-    closes = ev.filter((pl.col("event") == "connection_closed") & pl.col("connection").is_not_null()).select(
-        "path", "connection", x_ts="ts", x_line="line", x_file=pl.col("file").cast(pl.String), x_event="event"
+    closes = take(
+        ev, (pl.col("event") == "connection_closed") & pl.col("connection").is_not_null(),
+        "path", "connection", x_ts="ts", x_line="line", x_file=pl.col("file").cast(pl.String), x_event="event",
     ).sort("x_ts")
     if closes.height:
         out = out.join_asof(closes, left_on="cr_ts", right_on="x_ts", by=["path", "connection"], strategy="forward")
@@ -177,7 +191,7 @@ def _creations(ev: pl.DataFrame) -> pl.DataFrame:
         return out.with_columns(
             answered_at=pl.lit(None, dtype=ts_type), answer=pl.lit(None, dtype=pl.Int64), answer_event=pl.lit(None, dtype=pl.String),
             answer_file=pl.lit(None, dtype=pl.String),
-        ).select(*KEY, "topic", "cr_ts", "cr_row", "answered_at", "answer", "answer_event", "answer_file")
+        ).select(*KEY, "topic", "cr_ts", "cr_ev", "answered_at", "answer", "answer_event", "answer_file")
     # the earliest answer of the kinds present (ties: a Created/Failed before a close)
     first = pl.min_horizontal([pl.col(f"{k}_ts") for k in kinds])
     pick = None
@@ -193,7 +207,7 @@ def _creations(ev: pl.DataFrame) -> pl.DataFrame:
         return expr
 
     out = out.with_columns(answer=chosen("line").cast(pl.Int64), answer_event=chosen("event").cast(pl.String), answer_file=chosen("file").cast(pl.String))
-    return out.select(*KEY, "topic", "cr_ts", "cr_row", "answered_at", "answer", "answer_event", "answer_file")
+    return out.select(*KEY, "topic", "cr_ts", "cr_ev", "answered_at", "answer", "answer_event", "answer_file")
 
 
 def _answer_text(event: str | None) -> str:
@@ -232,8 +246,8 @@ def _link_dangling(ev: pl.DataFrame, stuck: pl.DataFrame) -> list[dict]:
             ids = near.select("connection", "producer_id", "topic").unique()
             if ids.height == 1:
                 r = rows(near.sort("cr_ts").tail(1))[0]
-                s["inferred"] = r["cr_row"]
-                s["creating"] = r["cr_row"]
+                s["inferred"] = ev.row(r["cr_ev"], named=True)
+                s["creating"] = ev.row(r["cr_ev"], named=True)
                 for col in ("connection", "producer_id", "topic"):
                     if s[col] is None:
                         s[col] = r[col]
@@ -241,9 +255,9 @@ def _link_dangling(ev: pl.DataFrame, stuck: pl.DataFrame) -> list[dict]:
             last = last_cr.get(s[RUN])
             if last is not None:
                 if last["answered_at"] is None or last["answered_at"] > s["first"]:
-                    s["creating"] = last["cr_row"]
+                    s["creating"] = ev.row(last["cr_ev"], named=True)
                 else:  # the future of the last creation did complete: nothing dangles from it
-                    s["answered"] = {"creation": last["cr_row"], "line": last["answer"], "file": last["answer_file"], "path": s["path"],
+                    s["answered"] = {"creation": ev.row(last["cr_ev"], named=True), "line": last["answer"], "file": last["answer_file"], "path": s["path"],
                                      "event": last["answer_event"], "at": last["answered_at"]}
     if warn.height:
         _ownership(warn, out)
@@ -264,7 +278,7 @@ def _last_creations(cr: pl.DataFrame, stuck: pl.DataFrame) -> dict[int, dict]:
     if hit.height == 0:
         return {}
     picked = right.join(hit.select(RUN, "_ci"), on="_ci", how="inner")
-    return {r[RUN]: r for r in rows(picked.select(RUN, "cr_row", "answered_at", "answer", "answer_file", "answer_event"))}
+    return {r[RUN]: r for r in rows(picked.select(RUN, "cr_ev", "answered_at", "answer", "answer_file", "answer_event"))}
 
 
 def _ownership(warn: pl.DataFrame, out: list[dict]) -> None:
@@ -733,7 +747,7 @@ def _era(ctx: Context, ev: pl.DataFrame, members: list[dict]) -> tuple[list[str]
     """What the logs tell about the broker version: (facts that put it after 2.5.1, confidence reasons)."""
     paths = sorted({s["path"] for s in members})
     lays = {ctx.input(p).layout for p in paths if ctx.input(p)}
-    mine = ev.filter(pl.col("path").is_in(paths))
+    mine = keep(ev, pl.col("path").is_in(paths))
     facts: list[str] = []
     if "pulsar-broker-iso" in lays:
         facts.append("the broker log uses the ISO8601_OFFSET layout Pulsar adopted after #8298, Oct 2020")

@@ -28,7 +28,7 @@ def _resource(detail: str | None) -> tuple[str | None, float | None]:
 
 
 def run(ctx: Context) -> list[Finding]:
-    ev = ctx.events.filter(pl.col("system") == "pulsar")
+    ev = ctx.system("pulsar")
     shed = ev.filter(pl.col("event") == "shedder_unloading")
     if shed.height == 0:
         return []
