@@ -42,11 +42,19 @@ def common_dir(names: list[str]) -> str:
 
 
 def prefix_lines(prefix: str, width: int) -> list[str]:
-    """The line that names the directory left out of every path: one line when it fits the width,
-    else the directory on its own line and the explanation on the next (never broken mid-phrase)."""
+    """The lines that name the directory left out of every path, each at most ``width`` columns:
+    one line when it fits; else the directory on a line of its own and the explanation on the
+    next (never broken mid-phrase); a directory longer than the width is cut at the width, its
+    continuation indented by two."""
     from rich.cells import cell_len
 
     one = f"in {prefix} (named below without it)"
     if cell_len(one) <= width:
         return [one]
-    return [f"in {prefix}", "(named below without it)"]
+    lines, line = [], "in "
+    for ch in prefix:
+        if cell_len(line + ch) > width:
+            lines.append(line)
+            line = "  "
+        line += ch
+    return lines + [line, "(named below without it)"]
