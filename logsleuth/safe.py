@@ -22,6 +22,7 @@ Each way out has its rule, and each rule is here:
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any, Iterable
@@ -53,6 +54,29 @@ def visible(text: object, keep_newlines: bool = False) -> str:
     if not keep_newlines:
         s = s.replace("\n", "\\n")
     return s
+
+
+@functools.lru_cache(maxsize=1)
+def _unsafe_chars() -> tuple[str, ...]:
+    """Every character of ``_UNSAFE`` but the surrogates (a Polars string is valid UTF-8: it never
+    holds one). All of them are below U+10000."""
+    return tuple(chr(o) for o in [*range(0xD800), *range(0xE000, 0x10000)] if _CONTROL.match(chr(o)))
+
+
+def visible_expr(expr: "pl.Expr", keep_newlines: bool = False) -> "pl.Expr":
+    """:func:`visible` as a Polars expression (one Aho-Corasick pass over the column, no Python per
+    row): the same escapes for the same characters."""
+    chars = list(_unsafe_chars())
+    escapes = [_escape(_CONTROL.match(c)) for c in chars]  # type: ignore[arg-type]
+    if not keep_newlines:
+        chars, escapes = chars + ["\n"], escapes + ["\\n"]
+    return expr.str.replace_many(chars, escapes)
+
+
+def json_visible_expr(expr: "pl.Expr") -> "pl.Expr":
+    """:func:`json_visible` as a Polars expression."""
+    chars = list(_unsafe_chars())
+    return expr.str.replace_many(chars, [f"\\u{ord(c):04x}" for c in chars])
 
 
 def has_unsafe(text: str) -> bool:

@@ -19,7 +19,7 @@ from rich.text import Text
 from logsleuth.recognise.packs import PackSet
 from logsleuth.render import clock
 from logsleuth.render.console import color_mode, is_terminal, stdout_console
-from logsleuth.safe import csv_expr, json_dumps, json_visible, one_line, visible
+from logsleuth.safe import csv_expr, json_dumps, json_visible_expr, one_line, visible, visible_expr
 from logsleuth.ingest.timeparse import iso_utc
 
 BASE = ["path", "line", "line_end", "ts", "system", "component", "event", "pattern", "severity", "level", "logger", "thread", "host"]
@@ -108,15 +108,10 @@ def ndjson_lines(events: pl.DataFrame, packs: PackSet) -> pl.Series:
     return frame.select(pl.concat_str(parts).alias("line"))["line"]
 
 
-def _write_lines(lines: pl.Series, safe_fn=None) -> None:
-    """Lines to stdout: one write per slice (piped), or each made safe for a terminal."""
-    write = sys.stdout.write
-    if safe_fn is not None:
-        for text in lines:
-            write(safe_fn(text) + "\n")
-        return
+def _write_lines(lines: pl.Series) -> None:
+    """Lines to stdout, one write per slice."""
     if lines.len():
-        write("\n".join(lines.to_list()) + "\n")
+        sys.stdout.write("\n".join(lines.to_list()) + "\n")
 
 
 def visible_names(events: pl.DataFrame) -> pl.Expr:
@@ -135,7 +130,7 @@ def grep(events: pl.DataFrame, with_event: bool = False) -> None:
     p, n, e, z = ("\x1b[35m", "\x1b[32m", "\x1b[33m", "\x1b[0m") if color else ("", "", "", "")
     path, raw = visible_names(events), pl.col("raw").fill_null("")  # a file name is shown escaped even to a pipe: it is not the log's text
     if terminal:  # each field made visible, so that the colours stay codes
-        path, raw = path.map_elements(visible, return_dtype=pl.String), raw.map_elements(visible, return_dtype=pl.String)
+        path, raw = visible_expr(path), visible_expr(raw)
     parts = [pl.lit(p), path, pl.lit(z + ":" + n), pl.col("line").cast(pl.String), pl.lit(z + ":")]
     if with_event:
         parts += [pl.lit(e), pl.col("event").cast(pl.String), pl.lit(z + ":")]
@@ -157,9 +152,10 @@ def names(paths: list[str]) -> None:
 
 
 def ndjson(events: pl.DataFrame, packs: PackSet) -> None:
-    safe = json_visible if is_terminal() else None
+    terminal = is_terminal()  # on a terminal, DEL, C1, bidi and zero-width characters escaped too
     for start in range(0, events.height, SLICE):
-        _write_lines(ndjson_lines(events.slice(start, SLICE), packs), safe)
+        lines = ndjson_lines(events.slice(start, SLICE), packs)
+        _write_lines(lines.to_frame().select(json_visible_expr(pl.col(lines.name))).to_series() if terminal else lines)
 
 
 def csv(events: pl.DataFrame, packs: PackSet) -> None:

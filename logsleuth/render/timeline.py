@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from logsleuth.render.console import stdout_console
-from logsleuth.safe import one_line, visible
+from logsleuth.safe import one_line, visible, visible_expr
 from logsleuth.timeline.histogram import Histogram, bucket_label, histogram
 from logsleuth.render import clock
 from logsleuth.render.paths import prefix_lines
@@ -154,7 +154,7 @@ def lines(events: pl.DataFrame) -> None:
          pl.lit(":"), pl.col("raw").fill_null("")]
     )
     for start in range(0, events.height, SLICE):
-        _write_lines(events.slice(start, SLICE).select(text.alias("t")).to_series(), visible if safe else None)
+        _write_lines(events.slice(start, SLICE).select((visible_expr(text) if safe else text).alias("t")).to_series())
 
 
 def clock_iso_expr(col: str) -> pl.Expr:
