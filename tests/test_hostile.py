@@ -598,3 +598,22 @@ def test_record_counts_wider_than_64_bits_or_in_other_digits_keep_the_finding(cl
 
     assert h["title"].split(" (")[0] == a["title"].split(" (")[0]  # '٢٥' is read as 25
     assert [s["records"] for s in h["subjects"]] == [s["records"] for s in a["subjects"]]
+
+
+def test_the_polars_neutraliser_escapes_as_the_python_one():
+    """events/timeline on a terminal escape whole columns with safe.visible_expr: the same text as
+    safe.visible row by row, for every unsafe character, mixed with ordinary and wide ones."""
+    import random
+
+    import polars as pl
+
+    from logsleuth.safe import _unsafe_chars, json_visible, json_visible_expr, visible, visible_expr
+
+    rnd = random.Random(7)
+    pool = list(_unsafe_chars()) + list("ab \t\n\\é日") + ["\U0001f600", "\x1b[2J"]
+    texts = ["".join(rnd.choice(pool) for _ in range(rnd.randint(0, 30))) for _ in range(3000)] + ["", None]
+    col = pl.DataFrame({"t": texts}, schema={"t": pl.String})
+    for expr, fn in ((visible_expr(pl.col("t")), visible), (visible_expr(pl.col("t"), keep_newlines=True), lambda s: visible(s, keep_newlines=True)),
+                     (json_visible_expr(pl.col("t")), json_visible)):
+        got = col.select(expr)["t"].to_list()
+        assert got == [None if s is None else fn(s) for s in texts]
