@@ -42,12 +42,6 @@ def per_line_pass(lines: pl.DataFrame, exprs: dict[str, pl.Expr], parts: int = 2
     return pl.concat(pl.collect_all(lazies), rechunk=False)
 
 
-def _picked(rid_base: int, n_starts: int) -> pl.Expr:
-    """The records of a chunk coverage parses first: every COVERAGE_EVERY-th, its first and its last."""
-    rid = pl.col("rid")
-    return (rid % COVERAGE_EVERY == 0) | (rid == rid_base) | (rid == rid_base + n_starts - 1)
-
-
 def compact(frame: pl.DataFrame, constant: tuple[str, ...] = ()) -> pl.DataFrame:
     """Copy the string columns of a small frame kept across chunks. Polars strings are views into
     the chunk's buffers, so a few kept rows would otherwise keep every whole chunk alive (memory
@@ -194,36 +188,21 @@ def read_source(
             # keep the lines of the selected records (and the first and last of the chunk): they
             # are parsed once, at the end; coverage reads its own few records now
             if select is not None:
-                wanted = lines.filter(pl.col("_sel")).select("rid").unique()["rid"]
-                is_wanted = pl.col("rid").is_in(wanted.implode())
-                both = None
-                if process is not None:
-                    # the candidates and coverage's sample of record starts parsed in one call
-                    # (each call has a fixed cost of several ms, and a sparse chunk has few of either)
-                    both_lines = lines.filter(is_wanted | (pl.col("is_start") & _picked(rid_base, n_starts)))
-                    if same_text:  # no envelope: raw is the text (NUL padding stripped), one buffer
-                        both_lines = both_lines.with_columns(raw=pl.col("text"))
-                    nv = naive.join(both_lines.select("rid").unique(), on="rid", how="semi") if naive is not None else None
-                    both = assemble(both_lines, det.layout, clock, nv)
-                table, edge_rids = coverage_sample(lines, n_starts, naive, both)
+                table, edge_rids = coverage_sample(lines, n_starts, naive)
                 cparts.append(table)
                 if sum(c.height for c in cparts) > 50_000:  # fold the chunks' rows into one table now and then
                     cparts[:] = [edges(pl.concat(cparts, how="diagonal_relaxed"), _PROVISIONAL, _TIME_COLS)]
-                if both is not None:  # match this chunk's candidates now; keep only the result
-                    rec = both.filter(is_wanted | pl.col("rid").is_in(edge_rids))
-                    # an edge that coverage found beyond its sample (a chunk whose first records have no time)
-                    have = set(rec.filter(pl.col("rid").is_in(edge_rids))["rid"].to_list())
-                    extra = [r for r in edge_rids if r not in have]
-                    if extra:
-                        more = lines.filter(pl.col("rid").is_in(extra))
-                        if same_text:
-                            more = more.with_columns(raw=pl.col("text"))
-                        rec = pl.concat([rec, assemble(more, det.layout, clock, naive)], how="diagonal_relaxed")
-                    processed(rec.with_columns(_selected=is_wanted), edge_rids)
+                wanted = lines.filter(pl.col("_sel")).select("rid").unique()["rid"]
+                keep = pl.col("rid").is_in(wanted.implode()) | pl.col("rid").is_in(edge_rids)
+                kept = lines.filter(keep)
+                if process is not None:  # parse and match this chunk's candidates now; keep only the result
+                    if same_text:  # no envelope: raw is the text (NUL padding stripped), one buffer
+                        kept = kept.with_columns(raw=pl.col("text"))
+                    nv = naive.join(kept.select("rid").unique(), on="rid", how="semi") if naive is not None else None
+                    rec = assemble(kept, det.layout, clock, nv).with_columns(_selected=pl.col("rid").is_in(wanted.implode()))
+                    processed(rec, edge_rids)
                     rid_base += n_starts
                     return
-                keep = is_wanted | pl.col("rid").is_in(edge_rids)
-                kept = lines.filter(keep)
                 wanted_parts.append(wanted)
             else:
                 kept = lines
@@ -240,7 +219,7 @@ def read_source(
         rid_base += n_starts
         parts.append(compact(rec))
 
-    def coverage_sample(lines: pl.DataFrame, n_starts: int, naive: pl.DataFrame | None, parsed: pl.DataFrame | None = None) -> tuple[pl.DataFrame, list[int]]:
+    def coverage_sample(lines: pl.DataFrame, n_starts: int, naive: pl.DataFrame | None) -> tuple[pl.DataFrame, list[int]]:
         """The coverage table of one chunk (coverage.edges) without parsing every record, and the
         chunk's edges for the time span: its first and last records that carry a time. Every
         COVERAGE_EVERY-th record and the chunk's first and last are parsed; where two of them
@@ -253,11 +232,8 @@ def read_source(
         assert det is not None and clock is not None
         rid, start = pl.col("rid"), pl.col("is_start")
         first, last = rid_base, rid_base + n_starts - 1
-        picked = _picked(rid_base, n_starts)
-        if parsed is not None:  # ``parsed`` holds these records already (with others): the caller parsed them
-            sample = parsed.filter(picked).select("rid", *_TIME_COLS)
-        else:
-            sample = assemble(lines.filter(start & picked), det.layout, clock, naive).select("rid", *_TIME_COLS)
+        picked = (rid % COVERAGE_EVERY == 0) | (rid == first) | (rid == last)
+        sample = assemble(lines.filter(start & picked), det.layout, clock, naive).select("rid", *_TIME_COLS)
         timed = sample.filter(_PROVISIONAL.is_not_null())["rid"]
         if timed.len() and (timed.min() > first or timed.max() < last):  # the edges have no time
             lo, hi = timed.min(), timed.max()
