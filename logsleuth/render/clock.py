@@ -86,6 +86,22 @@ def iso(t: dt.datetime | None) -> str | None:
     return base + "Z" if is_utc() else base + x.strftime("%z")[:3] + ":" + x.strftime("%z")[3:]
 
 
+def iso_expr(col: str, zone: str | None = None):
+    """:func:`iso` as a Polars expression, in ``zone`` (default: the display zone): milliseconds, or
+    microseconds when the time has them; 'Z' in UTC, '+02:00' elsewhere. With ``zone="UTC"`` it is
+    ``timeparse.iso_utc``, what the JSON, NDJSON and CSV outputs write."""
+    import polars as pl
+
+    zone = zone or ("UTC" if is_utc() else _name)
+    ts = pl.col(col).dt.convert_time_zone(zone)
+    end = "Z" if zone == "UTC" else "%:z"
+    return (
+        pl.when((ts.dt.microsecond() % 1000) == 0)
+        .then(ts.dt.strftime("%Y-%m-%dT%H:%M:%S%.3f" + end))
+        .otherwise(ts.dt.strftime("%Y-%m-%dT%H:%M:%S%.6f" + end))
+    )
+
+
 def span(first: dt.datetime | None, last: dt.datetime | None, seconds: bool = True, duration: bool = True) -> str:
     """'2020-06-01 22:00:00 → 2020-06-02 01:29:59 UTC (3.5 h)': the second date is left out on the
     same day; each end names its zone when they differ (a change to or from summer time)."""

@@ -49,12 +49,7 @@ _OTHER_C0 = [chr(c) for c in range(32) if chr(c) not in "\n\r\t\x08\x0c"]
 
 def iso_expr(col: str = "ts") -> pl.Expr:
     """``timeparse.iso_utc`` as an expression: milliseconds, or microseconds when they are there."""
-    ts = pl.col(col).dt.convert_time_zone("UTC")
-    return (
-        pl.when((ts.dt.microsecond() % 1000) == 0)
-        .then(ts.dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"))
-        .otherwise(ts.dt.strftime("%Y-%m-%dT%H:%M:%S%.6fZ"))
-    )
+    return clock.iso_expr(col, "UTC")
 
 
 def _json_string(expr: pl.Expr, controls: bool) -> pl.Expr:

@@ -150,24 +150,11 @@ def lines(events: pl.DataFrame) -> None:
     # ``time path:line:text``, built by Polars in slices; a file name is shown escaped even to a
     # pipe (it is not the log's text)
     text = pl.concat_str(
-        [clock_iso_expr("ts").fill_null("-"), pl.lit(" "), visible_names(events), pl.lit(":"), pl.col("line").cast(pl.String),
+        [clock.iso_expr("ts").fill_null("-"), pl.lit(" "), visible_names(events), pl.lit(":"), pl.col("line").cast(pl.String),
          pl.lit(":"), pl.col("raw").fill_null("")]
     )
     for start in range(0, events.height, SLICE):
         _write_lines(events.slice(start, SLICE).select((visible_expr(text) if safe else text).alias("t")).to_series())
-
-
-def clock_iso_expr(col: str) -> pl.Expr:
-    """``clock.iso`` as an expression: ISO 8601 in the display zone, milliseconds (microseconds when
-    the time has them), 'Z' in UTC, '+02:00' elsewhere."""
-    zone = "UTC" if clock.is_utc() else clock.zone_name()
-    ts = pl.col(col).dt.convert_time_zone(zone)
-    end = "Z" if clock.is_utc() else "%:z"
-    return (
-        pl.when((ts.dt.microsecond() % 1000) == 0)
-        .then(ts.dt.strftime("%Y-%m-%dT%H:%M:%S%.3f" + end))
-        .otherwise(ts.dt.strftime("%Y-%m-%dT%H:%M:%S%.6f" + end))
-    )
 
 
 def parquet(events: pl.DataFrame, out) -> None:
