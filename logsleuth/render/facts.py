@@ -131,8 +131,8 @@ def reading_notes(a: Analysis, short=visible) -> Notes:
             else:
                 out.warnings.append((_skew_short(name, sk), full))
         if r.date_source and ("modification time" in r.date_source or r.date_source.startswith("today")):
-            overlap = r.first_ts and r.last_ts and any(f1 <= r.last_ts and r.first_ts <= l1 for o, f1, l1 in spans if o != r.name)
-            hint = None if overlap or not r.first_ts else _date_hint(a, r.name, r.first_ts, r.last_ts, spans)
+            timed = r.first_ts is not None and r.last_ts is not None
+            hint = None if not timed or _overlaps(r.name, r.first_ts, r.last_ts, spans) else _date_hint(a, r.name, r.first_ts, r.last_ts, spans)
             if hint:
                 lined_up |= {r.name, hint[1]}
             t = f"{name}: {hint[0]}" if hint else f"{name}: time-only stamps dated by {r.date_source}; give --date if that is wrong"
@@ -141,7 +141,7 @@ def reading_notes(a: Analysis, short=visible) -> Notes:
         out.routine.append(f"{', '.join(visible(Path(s).name) for s in segments)} read as one log (rotated): {short(log)}")
     if len(spans) >= 2:
         for name, f0, l0 in spans:
-            if not any(f1 <= l0 and f0 <= l1 for other, f1, l1 in spans if other != name):
+            if not _overlaps(name, f0, l0, spans):
                 from logsleuth.render.words import span_text
 
                 if name in lined_up:
@@ -161,9 +161,15 @@ def reading_notes(a: Analysis, short=visible) -> Notes:
     return out
 
 
+def _overlaps(name: str, f0, l0, spans) -> bool:
+    """Does the span f0..l0 of input ``name`` overlap that of any other input?"""
+    return any(f1 <= l0 and f0 <= l1 for other, f1, l1 in spans if other != name)
+
+
 def _date_hint(a: Analysis, name: str, f0, l0, spans) -> tuple[str, str] | None:
     """For a time-only log dated by a guess (its modification time, today): the --date that makes it
-    overlap another input, when one does (the stamps line up whole days apart)."""
+    overlap another input, when one does (the stamps line up whole days apart). A segment of a
+    rotated log other than its current one gets none (its log is judged as a whole)."""
     import datetime as dt
     from pathlib import PurePath
 

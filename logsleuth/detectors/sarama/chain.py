@@ -164,8 +164,8 @@ def _split_on_success(df: pl.DataFrame, first: int, last: int) -> list[tuple[int
         return [(first, last)]
     tpl = _template(pre["msg"][0])
     later = seg.filter((pl.col("idx") > err_at[0]) & pl.col("ok"))
-    hits = [i for i, m in zip(later["idx"], later["msg"]) if _template(m) == tpl]
-    if not hits:
+    hits = later.filter(template_expr(pl.col("msg")) == tpl)["idx"]
+    if hits.len() == 0:
         return [(first, last)]
     return [(first, hits[0] - 1)] + _split_on_success(df, hits[0], last)
 
