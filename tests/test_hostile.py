@@ -600,20 +600,51 @@ def test_record_counts_wider_than_64_bits_or_in_other_digits_keep_the_finding(cl
     assert [s["records"] for s in h["subjects"]] == [s["records"] for s in a["subjects"]]
 
 
-def test_the_polars_neutraliser_escapes_as_the_python_one():
-    """events/timeline on a terminal escape whole columns with safe.visible_expr: the same text as
-    safe.visible row by row, for every unsafe character, mixed with ordinary and wide ones."""
-    import random
+def _on_a_pty(*args: str) -> tuple[int, str]:
+    """Exit code and stdout of the CLI run on a pseudo-terminal (what an analyst's terminal gets)."""
+    import pty
 
-    import polars as pl
+    env = dict(os.environ, TZ="UTC", COLUMNS="200", TERM="xterm")
+    env.pop("LOGSLEUTH_DEBUG", None)
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "logsleuth", *args], stdout=slave, stderr=subprocess.DEVNULL,
+                            stdin=subprocess.DEVNULL, env=env, cwd=ROOT)
+    os.close(slave)
+    seen = b""
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    code = proc.wait(timeout=60)
+    os.close(master)
+    return code, seen.decode("utf-8").replace("\r\n", "\n")
 
-    from logsleuth.safe import _unsafe_chars, json_visible, json_visible_expr, visible, visible_expr
 
-    rnd = random.Random(7)
-    pool = list(_unsafe_chars()) + list("ab \t\n\\é日") + ["\U0001f600", "\x1b[2J"]
-    texts = ["".join(rnd.choice(pool) for _ in range(rnd.randint(0, 30))) for _ in range(3000)] + ["", None]
-    col = pl.DataFrame({"t": texts}, schema={"t": pl.String})
-    for expr, fn in ((visible_expr(pl.col("t")), visible), (visible_expr(pl.col("t"), keep_newlines=True), lambda s: visible(s, keep_newlines=True)),
-                     (json_visible_expr(pl.col("t")), json_visible)):
-        got = col.select(expr)["t"].to_list()
-        assert got == [None if s is None else fn(s) for s in texts]
+def test_every_unsafe_character_is_escaped_on_a_terminal(cli, tmp_path):
+    """events (grep and NDJSON) and timeline lines on a terminal escape whole columns in Polars:
+    each line must read as safe.visible (safe.json_visible) makes it, for every unsafe character,
+    mixed with ordinary, wide and astral ones."""
+    from logsleuth.safe import _CONTROL, json_visible, visible
+
+    # every unsafe character (NUL aside: a NUL is padding, stripped on reading), three to a line
+    unsafe = [chr(o) for o in [*range(1, 0xD800), *range(0xE000, 0x10000)] if _CONTROL.match(chr(o))]
+    tails = [f"a{''.join(unsafe[i:i + 3])}é日\U0001f600\\z" for i in range(0, len(unsafe), 3)]
+    lines = [f"{PRESENT} {t}" for t in tails]
+    p = write(tmp_path / "unsafe.log", ("\n".join(lines) + "\n").encode("utf-8"))
+    code, out = _on_a_pty("events", str(p), "--tz", "UTC", "--format", "grep", "--color", "never")
+    assert code == 0, out
+    grep = out.rstrip("\n").split("\n")  # not splitlines: it would cut at NEL, U+2028, …
+    assert grep == [f"{visible(str(p))}:{i + 1}:{visible(line)}" for i, line in enumerate(lines)]
+    code, out = _on_a_pty("timeline", str(p), "--tz", "UTC", "--format", "lines")
+    assert code == 0 and [t.split(" ", 1)[1] for t in out.rstrip("\n").split("\n")] == grep, out
+    code, out = _on_a_pty("events", str(p), "--tz", "UTC", "--format", "ndjson")
+    ndjson = out.rstrip("\n").split("\n")
+    assert code == 0 and len(ndjson) == len(lines) and not UNSAFE.search(out.replace("\n", "")), out
+    assert [json.loads(x)["text"] for x in ndjson] == lines  # escaped for the terminal, still the same text
+    piped = cli("events", p, "--tz", "UTC", "--format", "ndjson").out.rstrip("\n").split("\n")
+    assert ndjson == [json_visible(x) for x in piped]
