@@ -13,7 +13,7 @@ from logsleuth.errors import LogsleuthError
 
 from logsleuth.recognise.matcher import EVENT_COLUMNS, Matcher
 from logsleuth.recognise.packs import PackSet, clamped_notes
-from logsleuth.ingest.reader import iter_read
+from logsleuth.ingest.reader import concat_aligned, iter_read
 from logsleuth.ingest.inputs import InputReport, ReadOptions
 
 
@@ -144,8 +144,7 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
         rep.unmatched_records = rep.records - matched_records
         frames.append(ev.with_columns(file=pl.lit(rep.name), path=pl.lit(rep.name)))
     if frames:
-        events = pl.concat(frames, how="diagonal_relaxed")
-        frames.clear()  # the table holds the only reference to the events (in_time_order frees as it goes)
+        events = concat_aligned(frames)  # one chunk per column, made a column at a time (frames is emptied)
         clamped_notes(events, packs, reports)  # issue 21: integers wider than 64 bits, clamped
     else:
         events = matcher.empty(pl.DataFrame()).with_columns(file=pl.lit(None, dtype=pl.String), path=pl.lit(None, dtype=pl.String))
@@ -164,7 +163,8 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
         if flt.systems:
             events = events.filter(pl.col("system").is_in(flt.systems) | pl.col("pack").is_in(flt.systems))
         out.events = events
-        counts = dict(events.group_by("path", maintain_order=True).len().iter_rows()) if events.height else {}
+        # (the column alone: a group_by of the whole table copies every column first)
+        counts = dict(events.select("path").group_by("path", maintain_order=True).len().iter_rows()) if events.height else {}
         for rep in out.inputs:
             rep.events = int(counts.get(rep.name, 0))
     return out
