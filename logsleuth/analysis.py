@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from logsleuth.detectors import run_all
-from logsleuth.detectors.base import Context
+from logsleuth.detectors.base import Context, resolve_texts
 from logsleuth.findings import Analysis, overlaps, rank
 from logsleuth.ingest.inputs import ReadOptions
 from logsleuth.recognise import events as ev
@@ -41,8 +41,10 @@ def analyze(
         window_flt.resolve(*result.span)
     logs = as_logs(result)
     events, links = correlate(result, skew_mode, logs)
-    ctx = Context(events, result.inputs, detector_options or {}, read_options=opts, links=links, logs=logs)
-    findings = rank(run_all(ctx, only))
+    ctx = Context(events, result.inputs, detector_options or {}, read_options=opts, links=links, logs=logs, texts=result.texts)
+    findings = run_all(ctx, only)
+    resolve_texts(findings, result.texts)  # the quoted lines' texts, in one pass
+    findings = rank(findings)
     if window_flt is not None:
         findings = [f for f in findings if overlaps(f, window_flt.since, window_flt.until)]
         events = events.filter(window_flt.expr())
@@ -54,6 +56,7 @@ def analyze(
         until=flt.until if flt else None,
         options=detector_options or {},
         logs=logs,
+        texts=result.texts,
     )
     if templates:
         from logsleuth.recognise import templates as tpl

@@ -25,6 +25,7 @@ class Analysis:
     window: tuple | None = None  # (incident window, baseline window) the changes compare
     templates_counted: bool = False
     logs: dict = field(default_factory=dict)  # rotated log -> its segments, oldest first (rotation.group)
+    texts: object = None  # the events' record texts (ingest.texts.TextStore): events has no raw column
 
     @property
     def span(self) -> tuple[dt.datetime | None, dt.datetime | None]:

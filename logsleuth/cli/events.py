@@ -72,7 +72,7 @@ def events(
     packs = load_packs(patterns)
     flt = ev.EventFilter(since_text=since, until_text=until, zone=zone, events=event or [], systems=system or [])
     result = ev.collect(paths, opts, packs, flt)
-    events = _keep(result.events, rank, matches)
+    events = _keep(result.events, rank, matches, result.texts)
     if count:
         view_.counts(events)
         raise typer.Exit(0 if events.height else 1)
@@ -86,17 +86,17 @@ def events(
 
         if output is None:
             raise LogsleuthError("--format parquet writes a directory: give -o DIR")
-        result.events = events
+        result.events = events  # (its texts are still in result.texts)
         n = eventstore.write(result, output)
         print(f"wrote {n:,} events of {len(result.inputs)} input(s) to {output}", file=sys.stderr)
     elif output is not None:
         raise LogsleuthError("-o is for --format parquet; redirect the other formats")
     elif fmt == EventsFormat.grep:
-        view_.grep(events, with_event=with_event)
+        view_.grep(events, with_event=with_event, texts=result.texts)
     elif fmt == EventsFormat.ndjson:
-        view_.ndjson(events, packs)
+        view_.ndjson(events, packs, result.texts)
     elif fmt == EventsFormat.csv:
-        view_.csv(events, packs)
+        view_.csv(events, packs, result.texts)
     else:
         view_.table(events, packs, limit=2000)
     raise typer.Exit(0 if events.height else 1)
@@ -129,9 +129,11 @@ def _regex(pattern: str | None, ignore_case: bool) -> str | None:
     return rx
 
 
-def _keep(events, rank: int | None, rx: str | None):
+def _keep(events, rank: int | None, rx: str | None, texts=None):
     """The events at --level or above whose message matches --grep (one Polars filter)."""
     import polars as pl
+
+    from logsleuth.ingest.texts import with_raw
 
     if events.height == 0 or (rank is None and rx is None):
         return events
@@ -142,6 +144,9 @@ def _keep(events, rank: int | None, rx: str | None):
             {s: LEVEL_RANK[lv] for s, lv in SEVERITY_LEVEL.items()}, default=None, return_dtype=pl.Int8
         )
         keep = keep & (pl.coalesce(by_level, by_severity) >= rank).fill_null(False)
-    if rx is not None:
+    if rx is not None:  # the text only where there is no message
         keep = keep & pl.coalesce(pl.col("msg"), pl.col("raw")).str.contains(rx).fill_null(False)
+        if "raw" not in events.columns:
+            events = with_raw(events, texts) if events.select(pl.col("msg").is_null().any()).item() else events.with_columns(raw=pl.lit(None, dtype=pl.String))
+            return events.filter(keep).drop("raw")
     return events.filter(keep)

@@ -72,7 +72,7 @@ def timeline(
         whole = dataclasses.replace(flt, events=[], systems=[])
         analysis = run_analysis(paths, opts, packs, whole, skew_mode=skew.value)
         findings = analysis.findings
-        result = ev.EventSet(analysis.events, analysis.inputs, [r.name for r in analysis.inputs])
+        result = ev.EventSet(analysis.events, analysis.inputs, [r.name for r in analysis.inputs], analysis.texts)
         logs = analysis.logs
         events = analysis.events
         if flt.events:
@@ -106,7 +106,7 @@ def timeline(
     if fmt == TimelineFormat.parquet:
         if output is None:
             raise LogsleuthError("--format parquet writes a file: give -o FILE.parquet")
-        view.parquet(events, output)
+        view.parquet(events, output, result.texts)
         print(f"wrote {events.height:,} events to {output}", file=sys.stderr)
     elif output is not None:
         raise LogsleuthError("-o is for --format parquet; redirect the other formats")
@@ -115,9 +115,9 @@ def timeline(
 
         view.terminal(events, notes, localised_findings(findings), pager=not no_pager)
     elif fmt == TimelineFormat.ndjson:
-        evview.ndjson(events, packs)
+        evview.ndjson(events, packs, result.texts)
     elif fmt == TimelineFormat.csv:
-        evview.csv(events, packs)
+        evview.csv(events, packs, result.texts)
     else:
-        view.lines(events)
+        view.lines(events, result.texts)
     raise typer.Exit(0 if events.height else 1)

@@ -59,6 +59,7 @@ class Context:
     read_options: ReadOptions | None = None  # how the inputs were read (for records())
     links: Links | None = None  # broker connection -> client log
     logs: dict = field(default_factory=dict)  # rotated log -> its segments, oldest first (rotation.py)
+    texts: object = None  # the events' record texts (an ingest.texts.TextStore; the table has no raw column)
     _records: dict = field(default_factory=dict, repr=False)
     _coverage: dict = field(default_factory=dict, repr=False)
     _merged: dict = field(default_factory=dict, repr=False)
@@ -122,6 +123,12 @@ class Context:
                 frames.append(recs.with_columns(file=pl.lit(name).cast(file_enum(files))))
             self._records[path] = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal_relaxed")
         return self._records[path]
+
+    def with_raw(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """``frame`` (rows of the events table) with the ``raw`` text of each row's record."""
+        from logsleuth.ingest.texts import with_raw
+
+        return with_raw(frame, self.texts)  # type: ignore[arg-type]
 
     def of(self, *names: str) -> pl.DataFrame:
         """Events with one of these event names."""
@@ -194,10 +201,31 @@ class Detector:
 def evidence(row: dict, note: str = "") -> Evidence:
     """An evidence line from an events-table row: its file (the segment of a rotated log), first
     line and original text."""
-    text = row.get("raw") or ""
     msg = row.get("msg") or ""
+    if "raw" not in row:  # an events-table row: its text is fetched with every other quoted line (resolve_texts)
+        return Evidence(path=row.get("file") or row["path"], line=int(row["line"]), text=None, ts=row.get("ts"), note=note, message=msg)
+    text = row.get("raw") or ""
     return Evidence(path=row.get("file") or row["path"], line=int(row["line"]), text=text, ts=row.get("ts"), note=note,
                     message=msg if msg != text else "")
+
+
+def resolve_texts(findings: list[Finding], texts) -> None:
+    """The text of every evidence line quoted from an events-table row, read in one pass from
+    where the reader kept the events' texts (ingest/texts.py)."""
+    from logsleuth.ingest.texts import TextStore
+
+    pending = [e for f in findings for e in f.evidence if e.text is None]
+    if not pending:
+        return
+    found: dict = {}
+    if isinstance(texts, TextStore):
+        keys = pl.DataFrame({"file": [str(e.path) for e in pending], "line": [int(e.line) for e in pending]},
+                            schema={"file": pl.String, "line": pl.Int64})
+        found = {(f, n): r for f, n, r in texts.lookup(keys).select("file", "line", "raw").iter_rows()}
+    for e in pending:
+        e.text = found.get((str(e.path), int(e.line))) or ""
+        if e.message == e.text:
+            e.message = ""
 
 
 def segment_of(row: dict) -> str | None:

@@ -23,7 +23,7 @@ SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}  # 0 is the worst
 class Evidence:
     path: str
     line: int
-    text: str
+    text: str | None  # None until the run fills it in (detectors.base.resolve_texts): a line quoted from an events-table row
     ts: dt.datetime | None = None
     note: str = ""  # why this line is quoted ("the unload", "first rejected retry", ...)
     message: str = ""  # the message the layout isolated in it ("" when unknown): a narrow terminal keeps it whole (not in JSON: text is the line)

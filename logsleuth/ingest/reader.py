@@ -122,7 +122,7 @@ PROCESS_ROWS = 20_000  # selected records handed to process at a time (the last 
 
 def read_source(
     src: Source, opts: ReadOptions, select: Select | None = None, reduce: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
-    process: Process | None = None,
+    process: Process | None = None, texts: Callable[[pl.DataFrame], None] | None = None,
 ) -> tuple[pl.DataFrame, InputReport]:
     """All records of ``src`` (or those ``select`` picks, plus the first and last for the time span).
 
@@ -133,7 +133,9 @@ def read_source(
     ``process`` (with ``select``): one pass per chunk from candidate records to what the caller
     keeps (the matcher's events): each chunk's selected records are parsed and handed to it at
     once, and only what it returns is kept (with its provisional times made final at the end);
-    that is what this returns, instead of records."""
+    that is what this returns, instead of records. ``texts`` (with ``process``): each batch's
+    ``line`` and ``raw`` go to it (a texts.TextStore sink) instead of staying in what is kept, which
+    then has no ``raw`` column."""
     from logsleuth.ingest.coverage import BUCKET as COVERAGE_BUCKET, BUCKET_S as COVERAGE_BUCKET_S, edges
 
     stats = ReadStats()
@@ -162,6 +164,9 @@ def read_source(
         batch = pending[0] if len(pending) == 1 else pl.concat(pending, how="diagonal_relaxed")
         pending.clear()
         out = process(batch)  # type: ignore[misc]
+        if texts is not None and "raw" in out.columns:
+            texts(out.select("line", "raw"))
+            out = out.drop("raw")
         if out.height:
             parts.append(compact(out, constant=getattr(process, "constant_columns", ())))
 
@@ -339,7 +344,8 @@ def read_source(
 
     if clock is None:  # empty input
         stats.note("empty input: no lines")
-        return (_nothing_processed(process) if process is not None else _empty_records()), report
+        nothing = _nothing_processed(process) if process is not None else _empty_records()
+        return (nothing.drop("raw") if texts is not None and process is not None else nothing), report
     if line_parts:  # one parse of every kept record, whatever the number of chunks
         assert det is not None
         naive_all = pl.concat(naive_parts) if naive_parts else None
@@ -352,6 +358,8 @@ def read_source(
         parts.append(rec)
     if process is not None:  # what process kept, and the chunks' edge records for the time span
         empty = process(_provisional_records())
+        if texts is not None:
+            empty = empty.drop("raw", strict=False)
         kept = concat_aligned(parts) if parts else empty
         spans = pl.concat(edge_parts, how="diagonal_relaxed") if edge_parts else _provisional_records()
         time_from = _time_sources(pl.concat([kept.select(_TIME_COLS[:3]), spans.select(_TIME_COLS[:3])]))
@@ -500,13 +508,14 @@ def _in_order(fn, items: list, workers: int) -> Iterator:
 
 def iter_read(
     paths: list[str], opts: ReadOptions, select: Select | None = None, reduce: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
-    process: Process | None = None,
+    process: Process | None = None, texts=None,
 ) -> Iterator[tuple[InputReport, pl.DataFrame]]:
     """Every input in order, one at a time (so a caller can reduce each before the next is read).
     A binary or unreadable file found while walking a directory is skipped and reported. One named
     input that cannot be read is an error; among several, it is said on stderr (one line), listed
     as unread and added to ``opts.failed``, and the others are read (as grep and rg do: the caller
-    exits 2 at the end). Inputs none of which could be read are an error."""
+    exits 2 at the end). Inputs none of which could be read are an error. ``texts`` (a
+    texts.TextStore, with ``process``): the events' texts go there, one sink per input."""
     from logsleuth.errors import LogsleuthError
     from logsleuth.ingest.sources import expand
 
@@ -518,10 +527,13 @@ def iter_read(
         try:
             if src.error is not None:
                 raise LogsleuthError(src.error)
-            recs, rep = read_source(src, opts, select, reduce, process)
+            recs, rep = read_source(src, opts, select, reduce, process, texts.sink(src.name) if texts is not None else None)
             return rep, recs, None
         except LogsleuthError as e:  # this input only (not there, unreadable, not text, damaged)
-            return InputReport(src.name, ReadStats()), (_nothing_processed(process) if process else _empty_records()), e
+            if texts is not None:
+                texts.drop(src.name)
+            empty = _nothing_processed(process) if process else _empty_records()
+            return InputReport(src.name, ReadStats()), (empty.drop("raw") if texts is not None else empty), e
 
     # two inputs at a time (Polars releases the GIL, so one input's Python steps overlap the other's
     # Polars work on the 2 cores; Polars' own pool is shared, not multiplied); results in order.

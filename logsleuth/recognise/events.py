@@ -14,6 +14,7 @@ from logsleuth.errors import LogsleuthError
 from logsleuth.recognise.matcher import EVENT_COLUMNS, Matcher
 from logsleuth.recognise.packs import PackSet, clamped_notes
 from logsleuth.ingest.reader import concat_aligned, iter_read
+from logsleuth.ingest.texts import TextStore
 from logsleuth.ingest.inputs import InputReport, ReadOptions
 
 
@@ -69,9 +70,10 @@ class EventFilter:
 
 @dataclass
 class EventSet:
-    events: pl.DataFrame
+    events: pl.DataFrame  # no ``raw`` column when ``texts`` holds it (texts.with_raw puts it back on the rows that need it)
     inputs: list[InputReport]
     files: list[str]
+    texts: TextStore | None = None
 
     @property
     def span(self) -> tuple[dt.datetime | None, dt.datetime | None]:
@@ -128,13 +130,15 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
 
     match.constant_columns = tuple(EVENT_COLUMNS)  # type: ignore[attr-defined]  (literals: no copy needed)
 
-    for i, (rep, ev) in enumerate(iter_read(paths, opts, select=matcher.prefilter, reduce=reduce, process=match)):
+    texts = TextStore()  # the events' record texts, out of the table (on disk; see ingest/texts.py)
+    for i, (rep, ev) in enumerate(iter_read(paths, opts, select=matcher.prefilter, reduce=reduce, process=match, texts=texts)):
         files.append(rep.name)
         reports.append(rep)
         fp = rep.stats.fingerprint
         if fp is not None and fp in seen:  # a copy (foo.log and foo.log.bak): counted once
             rep.skipped_input = f"same content as {seen[fp]} (read once)"
             rep.reduced = None
+            texts.drop(rep.name)
             del ev
             continue
         if fp is not None:
@@ -153,7 +157,7 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
     held = [events.with_columns(pl.col("file").cast(file_enum(files)))]
     events = None
     events = matcher.complete(in_time_order(held))
-    out = EventSet(events, reports, files)
+    out = EventSet(events, reports, files, texts)
     if flt is not None:
         flt.resolve(*out.span)
         if flt.since or flt.until:

@@ -39,7 +39,10 @@ def write(result: EventSet, out: Path) -> int:
         raise LogsleuthError(f"{out}: the directory is not empty (give a new or empty one)")
     try:
         (out / "events").mkdir(parents=True, exist_ok=True)
-        ev = result.events.drop([c for c in ("file",) if c in result.events.columns])
+        from logsleuth.ingest.texts import with_raw
+
+        ev = with_raw(result.events, result.texts)
+        ev = ev.drop([c for c in ("file",) if c in ev.columns])
         ev = ev.with_columns(pl.col("system").fill_null("unknown"))
         if ev.height == 0:  # no event: a part with no rows still says what the table holds
             d = out / "events" / "system=unknown"
@@ -157,7 +160,15 @@ def read(store: Path, packs=None) -> EventSet:
         events = events.sort(["ts", "file", "line"], nulls_last=True, maintain_order=True)
     else:
         events = events.with_columns(file=pl.lit(None, dtype=pl.String).cast(file_enum(names)))
-    return EventSet(events, inputs, [r.name for r in inputs])
+    from logsleuth.ingest.texts import TextStore
+
+    texts = TextStore()  # the texts held apart, as for freshly read events (ingest/texts.py)
+    if events.height:
+        for (name,), part in events.select("file", "line", "raw").group_by("file", maintain_order=True):
+            if name is not None:
+                texts.add_frame(str(name), part.select("line", "raw").unique("line", keep="first", maintain_order=True))
+    events = events.drop("raw")
+    return EventSet(events, inputs, [r.name for r in inputs], texts)
 
 
 def _int(d: dict, key: str, default: int = 0) -> int:

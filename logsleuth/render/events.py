@@ -20,6 +20,7 @@ from logsleuth.recognise.packs import PackSet
 from logsleuth.render import clock
 from logsleuth.render.console import color_mode, is_terminal, stdout_console
 from logsleuth.safe import csv_expr, json_dumps, json_visible_expr, one_line, visible, visible_expr
+from logsleuth.ingest.texts import TextStore, with_raw
 from logsleuth.ingest.timeparse import iso_utc
 
 BASE = ["path", "line", "line_end", "ts", "system", "component", "event", "pattern", "severity", "level", "logger", "thread", "host"]
@@ -117,7 +118,7 @@ def visible_names(events: pl.DataFrame) -> pl.Expr:
     return path.replace(hostile) if hostile else path
 
 
-def grep(events: pl.DataFrame, with_event: bool = False) -> None:
+def grep(events: pl.DataFrame, with_event: bool = False, texts: TextStore | None = None) -> None:
     """``path:line:text`` (``with_event``: ``path:line:event:text``); the path, line and event
     coloured as rg does when colours are on (a terminal, or --color always)."""
     terminal = is_terminal()  # a log line must not repaint the analyst's terminal; a pipe gets it as it was
@@ -130,7 +131,7 @@ def grep(events: pl.DataFrame, with_event: bool = False) -> None:
     if with_event:
         parts += [pl.lit(e), pl.col("event").cast(pl.String), pl.lit(z + ":")]
     for start in range(0, events.height, SLICE):
-        _write_lines(events.slice(start, SLICE).select(pl.concat_str([*parts, raw])).to_series())
+        _write_lines(with_raw(events.slice(start, SLICE), texts).select(pl.concat_str([*parts, raw])).to_series())
 
 
 def counts(events: pl.DataFrame) -> None:
@@ -146,24 +147,25 @@ def names(paths: list[str]) -> None:
     sys.stdout.write("".join(visible(x) + "\n" for x in paths))  # names are shown escaped even to a pipe
 
 
-def ndjson(events: pl.DataFrame, packs: PackSet) -> None:
+def ndjson(events: pl.DataFrame, packs: PackSet, texts: TextStore | None = None) -> None:
     terminal = is_terminal()  # on a terminal, DEL, C1, bidi and zero-width characters escaped too
     for start in range(0, events.height, SLICE):
-        lines = ndjson_lines(events.slice(start, SLICE), packs)
+        lines = ndjson_lines(with_raw(events.slice(start, SLICE), texts), packs)
         _write_lines(lines.to_frame().select(json_visible_expr(pl.col(lines.name))).to_series() if terminal else lines)
 
 
-def csv(events: pl.DataFrame, packs: PackSet) -> None:
+def csv(events: pl.DataFrame, packs: PackSet, texts: TextStore | None = None) -> None:
     present = [f for f in packs.vocabulary if f in events.columns and events[f].null_count() < events.height]
     cols = BASE + ["raw"] + present
-    out = events.select([c for c in cols if c in events.columns]).with_columns(
-        iso_expr("ts") if events.height else pl.col("ts").cast(pl.String)
-    ).rename({"raw": "text"})
-    # a cell a spreadsheet would run as a formula (=, +, -, @ first) gets a leading ' (safe.csv_cell)
-    out = out.with_columns(csv_expr(c) for c, t in out.schema.items() if t == pl.String)
     terminal = is_terminal()
-    for start in range(0, max(out.height, 1), SLICE):
-        text = out.slice(start, SLICE).write_csv(include_header=start == 0)
+    for start in range(0, max(events.height, 1), SLICE):
+        part = with_raw(events.slice(start, SLICE), texts)
+        out = part.select([c for c in cols if c in part.columns]).with_columns(
+            iso_expr("ts") if part.height else pl.col("ts").cast(pl.String)
+        ).rename({"raw": "text"})
+        # a cell a spreadsheet would run as a formula (=, +, -, @ first) gets a leading ' (safe.csv_cell)
+        out = out.with_columns(csv_expr(c) for c, t in out.schema.items() if t == pl.String)
+        text = out.write_csv(include_header=start == 0)
         sys.stdout.write(visible(text, keep_newlines=True) if terminal else text)
 
 

@@ -13,6 +13,7 @@ from rich.text import Text
 
 from logsleuth.render.console import stdout_console
 from logsleuth.safe import one_line, visible, visible_expr
+from logsleuth.ingest.texts import with_raw
 from logsleuth.timeline.histogram import Histogram, bucket_label, histogram
 from logsleuth.render import clock
 from logsleuth.render.paths import prefix_lines
@@ -141,7 +142,7 @@ def _draw(con, h: Histogram | None, events: pl.DataFrame, notes: list[str], find
             con.print(Text(f"  … {len(h.markers) - 40} more", style="dim"))
 
 
-def lines(events: pl.DataFrame) -> None:
+def lines(events: pl.DataFrame, texts=None) -> None:
     from logsleuth.render.console import is_terminal
 
     from logsleuth.render.events import SLICE, _write_lines, visible_names
@@ -154,8 +155,9 @@ def lines(events: pl.DataFrame) -> None:
          pl.lit(":"), pl.col("raw").fill_null("")]
     )
     for start in range(0, events.height, SLICE):
-        _write_lines(events.slice(start, SLICE).select((visible_expr(text) if safe else text).alias("t")).to_series())
+        _write_lines(with_raw(events.slice(start, SLICE), texts).select((visible_expr(text) if safe else text).alias("t")).to_series())
 
 
-def parquet(events: pl.DataFrame, out) -> None:
+def parquet(events: pl.DataFrame, out, texts=None) -> None:
+    events = with_raw(events, texts)
     events.drop([c for c in ("file",) if c in events.columns]).write_parquet(out)

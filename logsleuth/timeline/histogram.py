@@ -80,7 +80,7 @@ def histogram(events: pl.DataFrame, top: int = 12, target: int = 60, always: tup
     )
     runs = mk.group_by("_run", maintain_order=True).agg(pl.all().first(), n=pl.len()).sort("ts").head(200)
     markers = [
-        {"ts": r["ts"], "label": MARKERS[r["event"]], "event": r["event"], "path": r.get("file") or r["path"], "line": r["line"], "text": r["raw"], "count": int(r["n"]),
+        {"ts": r["ts"], "label": MARKERS[r["event"]], "event": r["event"], "path": r.get("file") or r["path"], "line": r["line"], "text": r.get("raw"), "count": int(r["n"]),
          "detail": r.get("bundle") or r.get("address") or r.get("broker") or (str(r["node"]) if r.get("node") is not None else None)}
         for r in runs.iter_rows(named=True)
     ]

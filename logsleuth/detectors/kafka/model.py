@@ -81,6 +81,11 @@ NOT_LEADER = ("NOT_LEADER_OR_FOLLOWER", "NOT_LEADER_FOR_PARTITION")
 QUOTE_COLS = ("path", "file", "line", "line_end", "ts", "raw", "msg")  # what evidence() / quote() read from a row
 
 
+def quote_row() -> pl.Expr:
+    """A struct of the QUOTE_COLS the frame has (events carry no ``raw``: evidence() fetches it later)."""
+    return pl.struct(pl.col("^(" + "|".join(QUOTE_COLS) + ")$"))
+
+
 @dataclass
 class Model:
     kev: pl.DataFrame  # Kafka events with client / err_node
@@ -267,8 +272,8 @@ def _batches(kev: pl.DataFrame) -> pl.DataFrame:
             logger_lines=pl.col("lg_lines").max(),
             first_seen=pl.col("ts").min(),
             last_seen=pl.col("ts").max(),
-            first_row=pl.struct(*QUOTE_COLS).first(),
-            last_row=pl.struct(*QUOTE_COLS).last(),
+            first_row=quote_row().first(),
+            last_row=quote_row().last(),
         )
         .with_columns(
             batches=pl.when(pl.col("untimed") & (pl.col("loggers_known") == 0)).then(pl.lit(1, dtype=pl.Int64))
@@ -328,8 +333,8 @@ def _runs(kev: pl.DataFrame, eps: pl.DataFrame) -> pl.DataFrame:
             available_min=pl.col("available_bytes").min(),
             request_bytes=pl.col("bytes").max(),
             client=pl.col("client").drop_nulls().first(),
-            first_row=pl.struct(*QUOTE_COLS).first(),
-            last_row=pl.struct(*QUOTE_COLS).last(),
+            first_row=quote_row().first(),
+            last_row=quote_row().last(),
         )
         .with_columns(
             block=pl.duration(milliseconds=pl.col("max_block_ms").fill_null(DEFAULT_MAX_BLOCK_MS).clip(0, MAX_MS).cast(pl.Int64))
@@ -371,7 +376,7 @@ def _waits(kev: pl.DataFrame, eps: pl.DataFrame) -> pl.DataFrame:
         .select(
             "path", "file", "line", "ts", "client", "topic", "partition",
             wait_ms=pl.col("elapsed_ms"),
-            row=pl.struct(*QUOTE_COLS),
+            row=quote_row(),
         )
         .with_row_index("wait")
         .with_columns(

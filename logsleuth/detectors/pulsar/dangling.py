@@ -756,7 +756,7 @@ def _era(ctx: Context, ev: pl.DataFrame, members: list[dict]) -> tuple[list[str]
         facts.append("the rejection text is the structured-logging one of the newest Pulsar")
     if mine.filter((pl.col("event") == "producer_add_failed") & pl.col("producer_id").is_not_null()).height:
         facts.append("'Failed to add producer … producerId=' is the 2.8+ text")
-    if mine.filter((pl.col("event") == "producer_creating") & pl.col("raw").str.contains(", producerName=", literal=True)).height:
+    if mine.filter((pl.col("event") == "producer_creating") & pl.col("msg").str.contains(", producerName=", literal=True)).height:
         facts.append("'Creating producer. producerId=…, producerName=' is the 3.x text")
     notes = [f"- {f}: a broker newer than 2.5.1" for f in facts]
     if not facts and not any(s["answered"] for s in members):

@@ -74,7 +74,7 @@ def _lines(ctx: Context, path: str, ev: pl.DataFrame) -> pl.DataFrame:
     try:
         recs = ctx.records(path).select("line", "ts", "msg", "raw", "logger", file=file)  # in file order, oldest segment first
     except (ValueError, OSError, LogsleuthError):  # stdin, or an events directory without its logs: the sarama lines alone
-        recs = ev.sort("file", "line").select("line", "ts", "msg", "raw", "logger", file=file).unique(["file", "line"], keep="first", maintain_order=True)
+        recs = ctx.with_raw(ev.sort("file", "line")).select("line", "ts", "msg", "raw", "logger", file=file).unique(["file", "line"], keep="first", maintain_order=True)
     recs = recs.with_columns(msg=logfmt_message(pl.col("msg")))  # logrus' msg="..." k=v: the message itself
     df = recs.with_row_index("_o").join(per_line, on=["file", "line"], how="left").sort("_o").drop("_o")
     internal = pl.col("events").list.eval(pl.element().is_in(list(ERROR_TEXT_EVENTS)).not_()).list.any().fill_null(False)
