@@ -1194,3 +1194,79 @@ def test_untimed_layouts_are_recognised():
     assert r.code == 0
     assert sorted(re.findall(r"^envelope\s+(\S+)", r.out, re.M)) == ["json", "none"]
     assert re.findall(r"^layout\s+(\S+)", r.out, re.M) == ["message-only", "message-only"]
+
+
+def _old_console_producer_log(tmp_path, texts: str, seconds: int = 90, servers: tuple[str, ...] = ("broker-a:9092",)):
+    """A 0.10-era producer in the Kafka tools layout: no [Producer clientId=..] prefix, no thread,
+    bootstrap disconnects about once a second, and the application's callback logging expiries."""
+    t0 = _dt.datetime(2023, 3, 7, 2, 10, 0)
+    lines = []
+    for i in range(seconds):
+        at = t0 + _dt.timedelta(seconds=i, milliseconds=37 * (i % 7))
+        server = servers[i % len(servers)]
+        lines.append(f"[{at:%Y-%m-%d %H:%M:%S},{at.microsecond // 1000:03d}] WARN Bootstrap broker {server} disconnected (org.apache.kafka.clients.NetworkClient)")
+        if i in (40, 52):  # a batch of 2 records, then one of 3: the callback logs once per record
+            n = 2 if i == 40 else 3
+            for k in range(n):
+                lines.append(f"[{at:%Y-%m-%d %H:%M:%S},{500 + k:03d}] ERROR Error when sending message to topic audit with key: null, value: {9 + k} bytes with error: (org.apache.kafka.clients.producer.internals.ErrorLoggingCallback)")
+                lines.append(texts.format(n=n, tp="audit-2"))
+    log = tmp_path / "console-producer.log"
+    log.write_text("\n".join(lines) + "\n")
+    return log
+
+
+def test_a_0_10_producer_that_never_got_metadata_is_diagnosed(tmp_path):
+    # 0.10.0: the expiry names no elapsed time, no line names the client, and the outage is only
+    # 'Bootstrap broker host:port disconnected' (logged when a bootstrap connection is dropped before
+    # any metadata came back; 0.10 logs refused connections at DEBUG only). It was a false all-clear.
+    log = _old_console_producer_log(
+        tmp_path, "org.apache.kafka.common.errors.TimeoutException: Batch containing {n} record(s) expired due to timeout while requesting metadata from brokers for {tp}"
+    )
+    doc = analyze(log, "--format", "json").json()
+    got = {f["id"]: f for f in doc["findings"]}
+    assert set(got) == {"kafka.delivery-timeout", "kafka.broker-unreachable"}, [f["title"] for f in doc["findings"]]
+    out = got["kafka.broker-unreachable"]
+    assert out["title"].startswith("Bootstrap broker (node -1) (broker-a:9092) unreachable for 89.2 s (") and "?" not in out["title"]
+    assert out["cause"]["client_id"] is None and out["cause"]["bootstrap_drops"] == 90
+    assert "90 connections to the bootstrap broker dropped before any metadata came back" in out["root_cause"]
+    lost = got["kafka.delivery-timeout"]
+    assert lost["subjects"][0]["topic_partition"] == "audit-2" and lost["subjects"][0]["client_id"] is None
+    assert (lost["subjects"][0]["records"], lost["subjects"][0]["batches"]) == (5, 2)
+    assert "names no elapsed time" in lost["root_cause"] and "bootstrap broker (node -1) (broker-a:9092) was unreachable" in lost["root_cause"]
+    assert lost["severity"] == "critical"
+    # the evidence quotes the lines themselves (their texts fetched after the detectors ran)
+    lines = log.read_text().splitlines()
+    for f in doc["findings"]:
+        assert f["evidence"] and all(lines[e["line"] - 1] == e["text"] for e in f["evidence"]), f["evidence"]
+
+    text = analyze(log).out
+    assert "(? in" not in text and "the producer in console-producer.log" in text
+
+
+def test_old_bootstrap_disconnects_name_each_bootstrap_server(tmp_path):
+    # two bootstrap servers, the 0.10.1 expiry text (it names the wait): the node ids the log does not
+    # give are numbered by first appearance; the time the batches waited is read as before
+    log = _old_console_producer_log(
+        tmp_path, "org.apache.kafka.common.errors.TimeoutException: Expiring {n} record(s) for {tp} due to 30412 ms has passed since last append",
+        servers=("broker-a:9092", "broker-b:9092"),
+    )
+    doc = analyze(log, "--format", "json").json()
+    out = next(f for f in doc["findings"] if f["id"] == "kafka.broker-unreachable")
+    # each server its own bootstrap node: -1 the first to appear, -2 the second; the two failed alike
+    assert {out["cause"]["node"]: out["cause"]["address"]}.items() <= {-1: "broker-a:9092", -2: "broker-b:9092"}.items()
+    assert out["cause"]["bootstrap_drops"] == 90
+    lost = next(f for f in doc["findings"] if f["id"] == "kafka.delivery-timeout")
+    assert "30412 ms" in lost["root_cause"]
+
+
+def test_bootstrap_disconnects_of_a_newer_client_stay_soft(tmp_path):
+    # 1.0+ names the node ('(id: -1 rack: null)') and logs failed connections itself: its bootstrap
+    # disconnects alone are disconnects, not an unreachable broker
+    log = tmp_path / "new.log"
+    t0 = _dt.datetime(2023, 3, 7, 2, 10, 0)
+    log.write_text("".join(
+        f"[{t0 + _dt.timedelta(seconds=3 * i):%Y-%m-%d %H:%M:%S},000] WARN [Producer clientId=producer-1] Bootstrap broker broker-a:9092 (id: -1 rack: null) disconnected (org.apache.kafka.clients.NetworkClient)\n"
+        for i in range(30)
+    ))
+    doc = analyze(log, "--format", "json").json()
+    assert not [f for f in doc["findings"] if f["id"] == "kafka.broker-unreachable" and "unreachable for" in f["title"]], [f["title"] for f in doc["findings"]]

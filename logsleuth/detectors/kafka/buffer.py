@@ -184,7 +184,7 @@ def _finding(m: km.Model, r: dict, ep: dict | None, loss: dict, scope: str | Non
 
     subject = {
         "path": path,
-        "client_id": r["client_id"] or (ep.get("client") if ep else None),
+        "client_id": r["client_id"] or ((ep.get("client") or None) if ep else None),
         "count": n,
         "max_block_ms": mb,
         "buffer_memory": r["buffer_memory"],

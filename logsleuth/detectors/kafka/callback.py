@@ -177,7 +177,7 @@ def _finding(path: str, subj: pl.DataFrame, firsts: pl.DataFrame, all_cb: pl.Dat
             "first_seen": r["first_seen"],
             "last_seen": r["last_seen"],
             "path": path,
-            "client_id": r["client_id"],
+            "client_id": r["client_id"] or None,
         }
         for r in rows
     ]

@@ -72,8 +72,15 @@ LEGACY_MEASURE = {
 }
 
 
-def _assessment(e_min: float, e_max: float, legacy: bool, texts: list[str] | None = None) -> tuple[str, bool]:
+def _assessment(e_min: float | None, e_max: float | None, legacy: bool, texts: list[str] | None = None) -> tuple[str, bool]:
     """What the elapsed times say about the timeout in force; True when it matches the default."""
+    if e_min is None or e_max is None:  # 0.10.0: 'Batch containing N record(s) expired due to timeout while requesting metadata'
+        return (
+            "waited in the accumulator without metadata for its partition until request.timeout.ms ran out (the 0.10.0 text "
+            "names no elapsed time, so whether that timeout was the default "
+            f"{km.DEFAULT_REQUEST_TIMEOUT_MS} ms cannot be told). There is no delivery.timeout.ms before 2.1",
+            False,
+        )
     span = f"{e_min:.0f} ms" if e_min == e_max else f"{e_min:.0f}–{e_max:.0f} ms"
     if legacy:
         measures = [LEGACY_MEASURE[t] for t in LEGACY_MEASURE if t in (texts or [])]
@@ -111,8 +118,9 @@ def _finding(ctx: Context, m: km.Model, path: str, ep: dict | None, tps: pl.Data
     lines = loss["expired_log_records"]
     first = loss["expired_first"]
     last = loss["expired_last"]
-    e_min = float(tps["elapsed_ms_min"].min())
-    e_max = float(tps["elapsed_ms_max"].max())
+    lo, hi = tps["elapsed_ms_min"].min(), tps["elapsed_ms_max"].max()
+    e_min = float(lo) if lo is not None else None  # type: ignore[arg-type]  (None: the text names no time, 0.10.0)
+    e_max = float(hi) if hi is not None else None  # type: ignore[arg-type]
     legacy = bool(tps["legacy"].any())
     texts = sorted({t for ts_ in tps["texts"].to_list() for t in (ts_ or []) if t})
     budget = "request.timeout.ms" if legacy else "delivery.timeout.ms"  # what ran out (<=2.0: request.timeout.ms)
@@ -173,6 +181,8 @@ def _finding(ctx: Context, m: km.Model, path: str, ep: dict | None, tps: pl.Data
             ruled_out.append(
                 f"A slow broker that stayed reachable: this client could not connect to node {ep['node']} at all "
                 f"({ep['failed_connections']} failed attempts)" + ("" if ep["timeout_retries"] else "; no REQUEST_TIMED_OUT retries")
+                if ep["failed_connections"] or not ep.get("bootstrap_drops") else
+                f"A slow broker that stayed reachable: no metadata came back from node {ep['node']} at all ({kt.connection_failures(ep)})"
             )
         elif ep["kind"] == "broker-disconnects":
             story += (
@@ -284,7 +294,7 @@ def _finding(ctx: Context, m: km.Model, path: str, ep: dict | None, tps: pl.Data
             "first_seen": r["first_seen"],
             "last_seen": r["last_seen"],
             "path": path,
-            "client_id": r["client_id"] or client,
+            "client_id": r["client_id"] or client or None,
             "node": ep.get("node") if ep else None,
         }
         for r in subjects_rows

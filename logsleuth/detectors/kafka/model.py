@@ -109,8 +109,12 @@ def kafka_events(ctx: Context) -> pl.DataFrame:
         ev = keep(ev, pl.col("client_role").is_null() | pl.col("client_role").is_in(list(PRODUCER_ROLES)))
     from_thread = pl.col("thread").str.extract(r"\| ([^|\s]+)\s*$", 1)
     named = pl.coalesce(pl.col("error_message"), pl.col("detail")).str.extract(r"\bnode (-?\d+)\b", 1).cast(pl.Int64, strict=False)
+    client = pl.coalesce(pl.col("client_id"), from_thread)
+    # a log in which no line names its client (a client older than 1.0 without thread names, such as
+    # the console producer): one unnamed producer, "" (the texts say "the producer in LOG")
+    unnamed = client.is_null().all().over("path")
     return ev.with_columns(
-        client=pl.coalesce(pl.col("client_id"), from_thread),
+        client=pl.coalesce(client, pl.when(unnamed).then(pl.lit(""))),
         err_node=pl.when(pl.col("event").is_in(list(RETRY_EVENTS))).then(named).otherwise(None),
     )
 
@@ -140,16 +144,37 @@ def build(ctx: Context) -> Model | None:
 
 def _episodes(kev: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     ev = pl.col("event")
+    tr = kev.filter(
+        (pl.col("client_id").is_not_null() | (pl.col("client") == "")) & pl.col("ts").is_not_null() & ev.is_in(list(TROUBLE))
+    )
+    # 'Bootstrap broker host:port disconnected' without a node id is the 0.10/0.11 text. Those clients
+    # log it when a connection to a bootstrap broker is dropped before any metadata came back, and log
+    # a refused connection only at DEBUG: so it is their one WARN trace of a cluster they cannot use,
+    # counted as a hard failure of that bootstrap node (newer clients log the connection failures
+    # themselves; their bootstrap disconnects stay soft). Bootstrap nodes are -1, -2, ... in the order of
+    # bootstrap.servers; the log does not say which is which, so they are numbered by first appearance.
+    bdrop = (ev == "bootstrap_disconnected") & pl.col("node").is_null() & pl.col("address").is_not_null()
+    tr = tr.with_columns(_bdrop=bdrop)
+    if tr.select(pl.col("_bdrop").any()).item():
+        ids = (
+            tr.filter(pl.col("_bdrop")).sort(["path", "ts", "file", "line"]).select("path", "address").unique(maintain_order=True)
+            .with_columns(_bnode=-(pl.int_range(pl.len()).over("path") + 1).cast(pl.Int64))
+        )
+        tr = tr.join(ids, on=["path", "address"], how="left", maintain_order="left")
+    else:
+        tr = tr.with_columns(_bnode=pl.lit(None, dtype=pl.Int64))
     tr = (
-        kev.filter(pl.col("client_id").is_not_null() & pl.col("ts").is_not_null() & ev.is_in(list(TROUBLE)))
-        .with_columns(
-            tnode=pl.when(ev.is_in(list(NODE_EVENTS))).then(pl.col("node")).otherwise(pl.col("err_node")),
+        tr.with_columns(
+            tnode=pl.when(pl.col("_bdrop")).then(pl.col("_bnode"))
+            .when(ev.is_in(list(NODE_EVENTS))).then(pl.col("node")).otherwise(pl.col("err_node")),
             unreachable=ev.is_in(list(UNREACHABLE)),
             dropped=ev.is_in(list(DROPPED)),
-            soft=ev.is_in(list(SOFT)),
+            soft=ev.is_in(list(SOFT)) & ~pl.col("_bdrop"),
+            bootstrap_drop=pl.col("_bdrop"),
             retry=ev == "produce_retry",
             named=ev.is_in(list(RETRY_EVENTS)) & pl.col("err_node").is_not_null(),
         )
+        .drop("_bdrop", "_bnode")
         .sort(["path", "client", "ts", "file", "line"])
     )
     if tr.height == 0:
@@ -158,7 +183,7 @@ def _episodes(kev: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     # first one was over) when the node changes across it: the next broker of a rolling restart
     by = ["path", "client"]
     gap = pl.col("ts").diff().over(by)
-    hard = pl.when(pl.col("unreachable") | pl.col("dropped") | pl.col("named")).then(pl.col("tnode"))
+    hard = pl.when(pl.col("unreachable") | pl.col("dropped") | pl.col("named") | pl.col("bootstrap_drop")).then(pl.col("tnode"))
     node_before = hard.shift(1).forward_fill().over(by)
     node_after = hard.backward_fill().over(by)
     switch = ((gap > RECOVERY_QUIET) & (node_before != node_after)).fill_null(False)
@@ -173,12 +198,13 @@ def _episodes(kev: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
             n_dropped=pl.col("dropped").sum(),
             n_named=pl.col("named").sum(),
             n_soft=pl.col("soft").sum(),
+            n_bootstrap=pl.col("bootstrap_drop").sum(),
             address=pl.col("address").filter(pl.col("address").str.contains("/")).first(),
             address_any=pl.col("address").drop_nulls().first(),
             node_from=pl.col("ts").min(),
             node_to=pl.col("ts").max(),
         )
-        .with_columns(hard=pl.col("n_unreachable") + pl.col("n_dropped") + pl.col("n_named"))
+        .with_columns(hard=pl.col("n_unreachable") + pl.col("n_dropped") + pl.col("n_named") + pl.col("n_bootstrap"))
         .filter(pl.col("hard") > 0)
         .sort(["ep", "n_unreachable", "hard", "n_soft", "tnode"], descending=[False, True, True, True, False])
     )
@@ -207,6 +233,7 @@ def _episodes(kev: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
             request_timeouts=(pl.col("event") == "node_request_timeout").sum(),
             cancelled_requests=(pl.col("event") == "request_cancelled").sum(),
             disconnects=pl.col("soft").sum(),
+            bootstrap_drops=pl.col("bootstrap_drop").sum(),
             retries=pl.col("retry").sum(),
             not_leader_retries=(pl.col("retry") & pl.col("error").is_in(list(NOT_LEADER))).sum(),
             timeout_retries=(pl.col("retry") & (pl.col("error") == "REQUEST_TIMED_OUT")).sum(),
@@ -221,7 +248,7 @@ def _episodes(kev: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         .with_columns(
             host=pl.col("address").str.extract(r"^([^/:]+)", 1),
             kind=pl.when(pl.col("node").is_null()).then(pl.lit("produce-errors"))
-            .when(pl.col("failed_connections") + pl.col("auth_failures") > 0).then(pl.lit("broker-unreachable"))
+            .when(pl.col("failed_connections") + pl.col("auth_failures") + pl.col("bootstrap_drops") > 0).then(pl.lit("broker-unreachable"))
             .otherwise(pl.lit("broker-disconnects")),
             duration_s=((pl.col("to") - pl.col("from")).dt.total_milliseconds() / 1000.0).round(3),
         )
@@ -234,8 +261,7 @@ def _batches(kev: pl.DataFrame) -> pl.DataFrame:
     key = ["path", "topic_partition", "records", "elapsed_ms"]
     exp = kev.filter(
         (pl.col("event") == "batch_expired") & (pl.col("records") > 0) & pl.col("topic_partition").is_not_null()
-        & pl.col("elapsed_ms").is_not_null()
-    )
+    )  # elapsed_ms may be null: the 0.10 text names no time ('expired due to timeout while requesting metadata')
     # a new batch: the first line of its key, or one that comes DUP_GAP after the previous. Lines without a
     # time are told apart by their place instead: one that comes more than POSITION_WINDOW_LINES after the
     # previous line of its key in its file starts a new batch.
@@ -278,7 +304,8 @@ def _batches(kev: pl.DataFrame) -> pl.DataFrame:
         .with_columns(
             batches=pl.when(pl.col("untimed") & (pl.col("loggers_known") == 0)).then(pl.lit(1, dtype=pl.Int64))
             .otherwise(pl.max_horizontal(pl.lit(1), (pl.col("logger_lines") / pl.col("records")).ceil().cast(pl.Int64))),
-            created=pl.col("first_seen") - pl.duration(milliseconds=pl.col("elapsed_ms").clip(0, MAX_MS).cast(pl.Int64)),
+            # a batch whose text names no elapsed time was created by its expiry at the latest
+            created=pl.coalesce(pl.col("first_seen") - pl.duration(milliseconds=pl.col("elapsed_ms").clip(0, MAX_MS).cast(pl.Int64)), pl.col("first_seen")),
         )
         .with_columns(total_records=sat_mul(pl.col("batches"), pl.col("records")))
         .sort(["first_seen", "path", "topic_partition"])

@@ -147,7 +147,7 @@ def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
         severity = "low"
 
     verb = "unreachable" if unreachable else "dropping connections / timing out requests"
-    title = f"{what[0].upper() + what[1:]} {verb} for {span} ({safe(ep['client'] or '?')} in {safe(ep['path'])})"
+    title = f"{what[0].upper() + what[1:]} {verb} for {span} ({safe(ep['client']) + ' in ' if ep['client'] else ''}{safe(ep['path'])})"
     facts = episode_facts(ep)
     if unreachable:
         story = (
@@ -195,7 +195,7 @@ def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
         story += f" {recovery[0].upper() + recovery[1:]}."
     if others:
         story += " The same node failed at the same time for " + ", ".join(
-            sorted({f"{safe(o['client'] or '?')} in {safe(o['path'])}" for o in others})
+            sorted({(f"{safe(o['client'])} in " if o['client'] else "the producer in ") + safe(o["path"]) for o in others})
         ) + ": the broker or the network to it, not this client."
 
     conf = 0.55
@@ -206,7 +206,7 @@ def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
     else:
         conf += 0.1
         reasons.append(f"+ node {ep['node']} dropped connections or timed requests out, but no connection attempt failed")
-    if ep["failed_connections"] >= 3 or ep["duration_s"] >= SHORT_BLIP.total_seconds():
+    if ep["failed_connections"] + ep["bootstrap_drops"] >= 3 or ep["duration_s"] >= SHORT_BLIP.total_seconds():
         conf += 0.05
         reasons.append(f"+ repeated over {span}, not a single blip")
     if ep["named_tps"]:
@@ -224,6 +224,8 @@ def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
         ruled_out.append(
             f"A slow broker that stayed reachable: connection attempts to node {ep['node']} failed outright "
             f"({ep['failed_connections']} times)" + ("" if ep["timeout_retries"] else ", and no REQUEST_TIMED_OUT retries")
+            if ep["failed_connections"] or not ep["bootstrap_drops"] else
+            f"A slow broker that answered late: no metadata came back from node {ep['node']} at all ({connection_failures(ep)})"
         )
     else:
         ruled_out.append(f"A broker that was down: every reconnection to node {ep['node']} succeeded (no 'could not be established')")
@@ -322,7 +324,7 @@ def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
     first_seen, last_seen = ep["from"], ep["to"]
     subject = {
         "path": ep["path"],
-        "client_id": ep.get("client"),
+        "client_id": ep.get("client") or None,
         "node": ep.get("node"),
         "address": ep.get("address"),
         "duration_s": ep["duration_s"],  # the window itself is the finding's first_seen / last_seen (and cause.from / cause.to)
@@ -369,7 +371,7 @@ def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
             "metadata_timeout_topics": loss["metadata_topics"],
             "refused_sends": refused.height,
             "pre_2_1": legacy,
-            "same_node_elsewhere": [{"path": o["path"], "client_id": o["client"], "from": o["from"], "to": o["to"]} for o in others],
+            "same_node_elsewhere": [{"path": o["path"], "client_id": o["client"] or None, "from": o["from"], "to": o["to"]} for o in others],
         },
     )
 

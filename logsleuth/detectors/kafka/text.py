@@ -72,11 +72,17 @@ def retry_summary(ep: dict) -> str:
 def connection_failures(ep: dict) -> str:
     """The failed connections of an episode, in the words episode_facts uses for them."""
     parts = []
-    if ep["failed_connections"] or not ep.get("auth_failures"):
+    if ep["failed_connections"] or not (ep.get("auth_failures") or ep.get("bootstrap_drops")):
         parts.append(plural(ep["failed_connections"], "failed connection attempt"))
     if ep.get("auth_failures"):
         parts.append(plural(ep["auth_failures"], "connection") + " terminated during authentication")
+    if ep.get("bootstrap_drops"):
+        parts.append(BOOTSTRAP_DROPS(ep["bootstrap_drops"]))
     return " and ".join(parts)
+
+
+def BOOTSTRAP_DROPS(n: int) -> str:  # noqa: N802  (one wording, used in two places)
+    return plural(n, "connection") + " to the bootstrap broker dropped before any metadata came back"
 
 
 def episode_facts(ep: dict) -> str:
@@ -85,6 +91,8 @@ def episode_facts(ep: dict) -> str:
         parts.append(plural(ep["failed_connections"], "failed connection attempt"))
     if ep.get("auth_failures"):
         parts.append(plural(ep["auth_failures"], "connection") + " terminated during authentication")
+    if ep.get("bootstrap_drops"):
+        parts.append(BOOTSTRAP_DROPS(ep["bootstrap_drops"]))
     if ep["request_timeouts"]:
         parts.append(plural(ep["request_timeouts"], "request-timeout disconnect"))
     if ep["cancelled_requests"]:
@@ -116,7 +124,7 @@ def cause_of(ep: dict) -> dict:
         "to": ep["to"],
         "duration_s": ep["duration_s"],
         "path": ep["path"],
-        "client_id": ep.get("client"),
+        "client_id": ep.get("client") or None,
         "failed_connections": ep["failed_connections"],
         "disconnects": ep["disconnects"],
         "request_timeouts": ep["request_timeouts"],
@@ -124,6 +132,7 @@ def cause_of(ep: dict) -> dict:
         "retries_by_error": {x["error"]: x["n"] for x in (ep.get("retries_by_error") or [])},
         "metadata_errors": ep["metadata_errors"],
         "invalid_metadata": ep["invalid_metadata"],
+        **({"bootstrap_drops": ep["bootstrap_drops"]} if ep.get("bootstrap_drops") else {}),
     }
 
 
