@@ -18,6 +18,14 @@ import polars as pl
 from logsleuth.recognise.packs import Pattern, PackSet, cast_field
 
 EVENT_COLUMNS = ["system", "component", "pack", "pattern", "event", "severity"]
+# the columns whose values are few and long (a pattern id is 30 characters): stored as categories, 4
+# bytes per event instead of a string each (they sort and compare like strings)
+CATEGORICAL = ("pattern", "event")
+
+
+def _literal(name: str, value: str) -> pl.Expr:
+    e = pl.lit(value)
+    return (e.cast(pl.Categorical) if name in CATEGORICAL else e).alias(name)
 
 
 class Matcher:
@@ -82,7 +90,7 @@ class Matcher:
         group in front tells a match from a miss when every field is optional)."""
         if cand.height == 0:
             return None
-        cols = [pl.lit(v).alias(k) for k, v in zip(EVENT_COLUMNS, (p.system, p.component, p.pack, p.id, p.event, p.severity))]
+        cols = [_literal(k, v) for k, v in zip(EVENT_COLUMNS, (p.system, p.component, p.pack, p.id, p.event, p.severity))]
         if not p.fields:
             hit = cand.filter(pl.col(text).str.contains(regex))
             return hit.with_columns(cols) if hit.height else None
@@ -131,7 +139,9 @@ class Matcher:
         return lit
 
     def empty(self, records: pl.DataFrame) -> pl.DataFrame:
-        ev = records.clear().drop("isolated", strict=False).with_columns([pl.lit(None, dtype=pl.String).alias(c) for c in EVENT_COLUMNS])
+        ev = records.clear().drop("isolated", strict=False).with_columns(
+            [pl.lit(None, dtype=pl.Categorical if c in CATEGORICAL else pl.String).alias(c) for c in EVENT_COLUMNS]
+        )
         return self.complete(ev)
 
     def complete(self, ev: pl.DataFrame) -> pl.DataFrame:

@@ -160,4 +160,5 @@ def lines(events: pl.DataFrame, texts=None) -> None:
 
 def parquet(events: pl.DataFrame, out, texts=None) -> None:
     events = with_raw(events, texts)
-    events.drop([c for c in ("file",) if c in events.columns]).write_parquet(out)
+    text = [pl.col(c).cast(pl.String) for c, t in events.schema.items() if isinstance(t, pl.Categorical)]  # plain strings on disk
+    events.drop([c for c in ("file",) if c in events.columns]).with_columns(text).write_parquet(out)
