@@ -726,9 +726,10 @@ def test_ctrl_c_exits_130_with_one_line(command):
     assert err == "logsleuth: interrupted\n"
 
 
-def test_ctrl_c_while_busy_exits_130_with_one_line():
-    """SIGINT while Polars is working through chunks (a generator is closed while unwinding)."""
-    env = dict(os.environ, TZ="UTC")
+def test_ctrl_c_while_busy_exits_130_with_one_line(tmp_path):
+    """SIGINT while Polars is working through chunks (a generator is closed while unwinding); the
+    events' texts written so far (ingest/texts.py) go with it."""
+    env = dict(os.environ, TZ="UTC", TMPDIR=str(tmp_path))
     proc = subprocess.Popen([sys.executable, "-m", "logsleuth", "analyze", "-"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=ROOT)
     block = (PRESENT + "\n").encode() * 20_000
     sent = 0
@@ -750,6 +751,7 @@ def test_ctrl_c_while_busy_exits_130_with_one_line():
         proc.kill()
     assert code == 130
     assert err == "logsleuth: interrupted\n"
+    assert not list(tmp_path.glob("logsleuth-texts-*"))
 
 
 # --------------------------------------------------------------------------- options on the edge

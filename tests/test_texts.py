@@ -88,6 +88,7 @@ def test_no_temporary_directory_outlives_a_run(cli, tmp_path, monkeypatch):
     # in this process: each run's directory is gone when the run ends
     from logsleuth.ingest import texts
 
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     made = []
     directory = texts.TextStore._directory
@@ -127,3 +128,42 @@ def test_a_live_runs_directory_is_left_alone(tmp_path):
     r = subprocess.run([sys.executable, "-m", "logsleuth", "events", "--tz", "UTC", str(BROKER)], capture_output=True, text=True, env=env, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     assert _texts_dirs(tmp_path) == [live.name]
+
+
+def test_texts_stay_off_a_ram_backed_tmp(monkeypatch, tmp_path):
+    # /tmp on tmpfs (Debian 13, Fedora, Arch; many containers): the texts would take memory again, so
+    # they go to /var/tmp (on disk by convention) unless TMPDIR says where
+    import pytest
+
+    from logsleuth.ingest import texts
+
+    if not texts._on_tmpfs("/dev/shm"):
+        pytest.skip("no tmpfs at /dev/shm here")
+    monkeypatch.delenv("TMPDIR", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", "/dev/shm")
+    if not texts._on_tmpfs("/var/tmp") and os.access("/var/tmp", os.W_OK):
+        assert texts.base_dir() == "/var/tmp"
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    assert texts.base_dir() == str(tmp_path)  # the user's choice wins
+
+
+def test_a_batch_written_while_the_program_ends_leaves_nothing(monkeypatch, tmp_path):
+    # Ctrl-C: the reader thread may still hand over a batch while the exit removes the directory; the
+    # removal and every write take one lock, and nothing is written once the store is closed
+    import polars as pl
+
+    from logsleuth.ingest.texts import TextStore, with_raw
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    store = TextStore()
+    add = store.sink("a.log")
+    add(pl.DataFrame({"line": [3, 3, 9], "raw": ["three", "three", "nine"]}))
+    assert len(_texts_dirs(tmp_path)) == 1
+    got = with_raw(pl.DataFrame({"file": ["a.log", "a.log", "a.log"], "line": [9, 3, 4]}), store)
+    assert got["raw"].to_list() == ["nine", "three", None]  # in the frame's order; an unknown line has none
+    store.close()
+    assert _texts_dirs(tmp_path) == []
+    add(pl.DataFrame({"line": [12], "raw": ["twelve"]}))  # too late: dropped, no directory made again
+    assert _texts_dirs(tmp_path) == []

@@ -4,7 +4,8 @@ Events carry their file and line; the text of their record (``raw``: the line as
 continuation lines) is the largest thing about them (about a quarter of the table on a dense log)
 and only a few rows are ever shown: the lines a finding cites, a report quotes, and what ``events``
 prints. So the reader hands each batch's texts to a :class:`TextStore` as it goes, which writes them
-to Arrow files in a temporary directory (compressed inputs and stdin included: nothing is read twice),
+to Arrow files in a temporary directory on disk (``$TMPDIR``; else /tmp, or /var/tmp when /tmp is
+RAM-backed; compressed inputs and stdin included: nothing is read twice),
 and :func:`with_raw` puts the column back on the rows that need it, reading only the parts that hold
 them. The directory is removed when the store is closed or garbage-collected, or at exit; one that a
 killed run left behind (SIGKILL, SIGTERM) is removed by the next run (its name holds the process id).
@@ -29,11 +30,40 @@ KEY = ["file", "line"]
 PREFIX = "logsleuth-texts-"  # + the process id: a directory a killed run left is removed by the next run
 
 
-def _sweep() -> None:
+def _on_tmpfs(path: str) -> bool:
+    """Is ``path`` on a RAM-backed file system (tmpfs, ramfs)? Texts written there take memory again."""
+    try:
+        real = os.path.realpath(path)
+        best, kind = "", ""
+        with open("/proc/self/mounts", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 3:
+                    mnt = parts[1].replace("\\040", " ")
+                    if (real == mnt or real.startswith(mnt.rstrip("/") + "/")) and len(mnt) >= len(best):
+                        best, kind = mnt, parts[2]
+        return kind in ("tmpfs", "ramfs")
+    except OSError:  # not Linux, or no /proc: assume a disk
+        return False
+
+
+def base_dir() -> str:
+    """Where the texts go: ``$TMPDIR`` when it is set; else the system's temporary directory,
+    unless that is RAM-backed (/tmp is tmpfs on many distributions, where the texts would take
+    memory again) and /var/tmp, which is on disk by convention, is usable."""
+    if os.environ.get("TMPDIR"):
+        return tempfile.gettempdir()
+    tmp = tempfile.gettempdir()
+    if _on_tmpfs(tmp) and os.path.isdir("/var/tmp") and os.access("/var/tmp", os.W_OK | os.X_OK) and not _on_tmpfs("/var/tmp"):
+        return "/var/tmp"
+    return tmp
+
+
+def _sweep(where: str) -> None:
     """Remove the texts directories of runs that were killed (SIGKILL, SIGTERM: no clean-up at
     exit): those named after a process that is gone, and owned by this user."""
     try:
-        found = list(Path(tempfile.gettempdir()).glob(PREFIX + "*"))
+        found = list(Path(where).glob(PREFIX + "*"))
     except OSError:
         return
     for d in found:
@@ -61,26 +91,46 @@ class _Part:
         return self.frame if self.frame is not None else pl.read_ipc(self.where)  # type: ignore[arg-type]
 
 
+class _Place:
+    """The store's directory and the lock that orders writing into it and removing it: a reader
+    thread still writing while the program exits (Ctrl-C) must not put a part into a directory
+    being removed (it would stay behind), so a part is written, and the directory removed, under the
+    lock, and nothing is written once it is gone."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.dir: Path | None = None
+        self.closed = False
+
+
+def _remove(place: _Place) -> None:
+    with place.lock:
+        place.closed = True
+        if place.dir is not None:
+            shutil.rmtree(place.dir, ignore_errors=True)
+
+
 class TextStore:
     """``{line, raw}`` per input name, written in parts as the input is read."""
 
     def __init__(self) -> None:
-        self._dir: Path | None = None
+        self._place = _Place()
         self._parts: dict[str, list[_Part]] = {}
-        self._lock = threading.Lock()
         self._n = itertools.count()
-        self._cleanup: weakref.finalize | None = None
+        # at exit, or when the store is dropped (the finalizer holds the place, not the store)
+        self._cleanup = weakref.finalize(self, _remove, self._place)
 
     def _directory(self) -> Path:
-        with self._lock:
-            if self._dir is None:
-                _sweep()
-                try:
-                    self._dir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-"))
-                except OSError as e:
-                    raise LogsleuthError(f"cannot make a temporary directory for the events' texts ({e.strerror or e}); set TMPDIR") from None
-                self._cleanup = weakref.finalize(self, shutil.rmtree, str(self._dir), True)
-            return self._dir
+        """The directory (made on first use). Call with the place's lock held."""
+        place = self._place
+        if place.dir is None:
+            where = base_dir()
+            _sweep(where)
+            try:
+                place.dir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=where))
+            except OSError as e:
+                raise LogsleuthError(f"cannot make a temporary directory for the events' texts ({e.strerror or e}); set TMPDIR") from None
+        return place.dir
 
     def sink(self, name: str):
         """What the reader calls with each batch of one input's texts (a frame with ``line`` and ``raw``)."""
@@ -92,11 +142,14 @@ class TextStore:
             texts = texts.select(pl.col("line").cast(pl.Int64), pl.col("raw"))
             # one record can give several events (patterns): its text once
             texts = texts.filter(pl.col("line") != pl.col("line").shift(1).fill_null(-1))
-            where = self._directory() / f"part-{next(self._n)}.arrow"
-            try:
-                texts.write_ipc(where, compression="uncompressed")
-            except OSError as e:
-                raise LogsleuthError(f"cannot write the events' texts to {self._directory()} ({e.strerror or e}); set TMPDIR to a writable directory with space") from None
+            with self._place.lock:
+                if self._place.closed:  # the program is ending (Ctrl-C): nothing more is kept
+                    return
+                where = self._directory() / f"part-{next(self._n)}.arrow"
+                try:
+                    texts.write_ipc(where, compression="uncompressed")
+                except OSError as e:
+                    raise LogsleuthError(f"cannot write the events' texts to {where.parent} ({e.strerror or e}); set TMPDIR to a writable directory with space") from None
             lo, hi = texts.select(lo=pl.col("line").min(), hi=pl.col("line").max()).row(0)
             self._parts[name].append(_Part(int(lo), int(hi), where))
 
@@ -132,8 +185,7 @@ class TextStore:
 
     def close(self) -> None:
         self._parts.clear()
-        if self._cleanup is not None:
-            self._cleanup()
+        self._cleanup()
 
 
 def with_raw(frame: pl.DataFrame, store: TextStore | None) -> pl.DataFrame:
