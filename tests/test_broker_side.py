@@ -213,3 +213,20 @@ def test_a_rolling_restart_the_clients_rode_out_stays_low(tmp_path):
     assert any("nothing was lost" in x for x in restart["confidence_reasons"])
     [client_f] = by_id(r.json(), "kafka.broker-unreachable")
     assert client_f["severity"] == "low"
+
+
+def test_the_broker_finding_counts_only_the_clients_that_lost_something(tmp_path):
+    # the disk-full incident, plus a second service that only failed to connect to node 1 in the same
+    # window and lost nothing: both were hit, one of them lost records
+    import shutil
+
+    d = tmp_path / "incident"
+    shutil.copytree(SAMPLES / "kafka-disk-full", d)
+    billing = (d / "billing-service.log").read_text().splitlines()
+    refused = [x.replace("billing-producer-1", "shipping-producer-1") for x in billing if "could not be established" in x]
+    assert len(refused) > 10
+    (d / "shipping-service.log").write_text("\n".join(refused) + "\n")
+    [f] = by_id(analyze(d), "kafka.broker-restart")
+    assert f["severity"] == "medium" and f["title"].endswith("— 2 clients hit")
+    assert "+ 2 client logs show the node failing in the same window, and 1 of them lost records or sends" in f["confidence_reasons"]
+    assert "billing-producer-1 in " in f["root_cause"] and "shipping-producer-1 in " in f["root_cause"]

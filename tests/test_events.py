@@ -73,3 +73,16 @@ def test_table_on_terminal(cli):
     # --format table forces the terminal view; log text is shown, never interpreted as markup
     r = cli("events", BROKER, "--tz", "UTC", "--format", "table", "--event", "bundle_disabling")
     assert r.code == 0 and "pulsar:bundle_disabling" in r.out and "bundle=public/default/" in r.out
+
+
+def test_a_copy_of_an_input_is_said_on_stderr(cli, tmp_path):
+    # a.log and its copy b.log: the copy is read once, and events (whose output has no summary) says so
+    src = SAMPLES / "kafka-outage" / "orders-producer.log"
+    (tmp_path / "a.log").write_bytes(src.read_bytes())
+    (tmp_path / "b.log").write_bytes(src.read_bytes())
+    r = cli("events", tmp_path, "--tz", "UTC", "--files-with-events")
+    assert r.code == 0, r
+    assert r.out.splitlines() == [str(tmp_path / "a.log")]
+    assert r.err == f"logsleuth: note: {tmp_path / 'b.log'}: same content as {tmp_path / 'a.log'}, read once\n"
+    r = cli("timeline", tmp_path, "--tz", "UTC", "--format", "lines")
+    assert r.code == 0 and "same content as" in r.err and f"{tmp_path / 'b.log'}:" not in r.out, r

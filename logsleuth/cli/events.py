@@ -70,7 +70,7 @@ def events(
     matches = _regex(grep, ignore_case)
     opts = read_options(tz, date, layout, layout_pattern)
     packs = load_packs(patterns)
-    flt = ev.EventFilter(since_text=since, until_text=until, zone=zone, events=event or [], systems=system or [])
+    flt = ev.EventFilter(since_text=since, until_text=until, zone=zone, events=event or [], systems=system or [], say_copies=True)
     result = ev.collect(paths, opts, packs, flt)
     events = _keep(result.events, rank, matches, result.texts)
     if count:

@@ -57,7 +57,7 @@ def timeline(
     zone = set_view(display_tz, color)
     opts = read_options(tz, date, layout, layout_pattern)
     packs = load_packs(patterns)
-    flt = ev.EventFilter(since_text=since, until_text=until, zone=zone, events=event or [], systems=system or [])
+    flt = ev.EventFilter(since_text=since, until_text=until, zone=zone, events=event or [], systems=system or [], say_copies=True)
     from logsleuth.render.console import colors_forced
 
     fmt = format or (TimelineFormat.terminal if (is_terminal() or colors_forced()) and output is None else TimelineFormat.lines)

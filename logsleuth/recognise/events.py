@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+import sys
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -25,6 +26,7 @@ class EventFilter:
     zone: str = "UTC"  # for zone-less absolute times
     events: list[str] = field(default_factory=list)  # names or globs
     systems: list[str] = field(default_factory=list)
+    say_copies: bool = False  # a note on stderr for an input skipped as a copy of another (events, timeline: no summary says it)
     since: dt.datetime | None = None  # resolved once the inputs' time span is known
     until: dt.datetime | None = None
 
@@ -137,6 +139,10 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
         fp = rep.stats.fingerprint
         if fp is not None and fp in seen:  # a copy (foo.log and foo.log.bak): counted once
             rep.skipped_input = f"same content as {seen[fp]} (read once)"
+            if flt is not None and flt.say_copies:  # events, timeline: a grep user would think both were searched
+                from logsleuth.safe import visible
+
+                print(f"logsleuth: note: {visible(rep.name)}: same content as {visible(seen[fp])}, read once", file=sys.stderr)
             rep.reduced = None
             texts.drop(rep.name)
             del ev

@@ -57,7 +57,11 @@ def _after_gap(ctx: Context, ep: dict) -> bool:
 def _finding(ep: dict, story, hit: pl.DataFrame) -> Finding:
     node = ep["node"]
     label = LABEL.get(story.kind, story.kind)
-    clients = sorted({f"{c or '?'} in {p}" for p, c in hit.select("path", "client").iter_rows()})
+    def named(rows: pl.DataFrame) -> list[str]:
+        return sorted({(f"{c} in " if c else "the producer in ") + str(p) for p, c in rows.select("path", "client").iter_rows()})
+
+    clients = named(hit)
+    losers = named(hit.filter(pl.col("lost"))) if hit.height else []  # those that lost records or sends
     # medium when a client lost something while the node was away; clients that only reconnected
     # (a rolling restart they rode out) leave it low, as their own finding is (kafka.broker-unreachable)
     lost = bool(hit.height and hit["lost"].any())
@@ -70,7 +74,9 @@ def _finding(ep: dict, story, hit: pl.DataFrame) -> Finding:
         text += " No client log given shows this node failing then; with replication.factor >= 3 the other brokers took over its partitions."
     reasons = [f"+ node {node}'s own log ({', '.join(story.logs)}) says so: {label}"]
     if lost:
-        reasons.append(f"+ {plural(len(clients), 'client log')} show the node failing in the same window, and records or sends were lost")
+        reasons.append(f"+ {plural(len(clients), 'client log')} show the node failing in the same window, and {plural(len(losers), 'of them', 'of them')} lost records or sends"
+                       if len(losers) < len(clients) else
+                       f"+ {plural(len(clients), 'client log')} show the node failing in the same window, and records or sends were lost")
     elif hit.height:
         reasons.append(f"- {plural(len(clients), 'client log')} show the node failing in the same window, but nothing was lost there (the clients rode it out): ranked low")
     else:
