@@ -218,3 +218,14 @@ def test_an_unknown_layout_gives_the_same_findings_without_a_pattern(cli, tmp_pa
         return sorted((f["id"], f["title"].replace(str(path), "<log>"), f["severity"], f["first_seen"], f["last_seen"]) for f in d["findings"])
 
     assert key(direct, KAFKA / "orders-producer.log") and key(doc, p) == key(direct, KAFKA / "orders-producer.log")
+
+
+def test_no_findings_in_a_window_says_it_is_the_window(cli):
+    # the outage starts after 10:02: the window before it holds no finding, and the all-clear says
+    # it is the window's, not the logs'
+    r = cli("analyze", "--tz", "UTC", "--until", "2024-05-02 10:02", SAMPLES / "kafka-outage")
+    assert r.code == 0, r
+    assert "No findings: no detector recognised an incident in the window asked for (--since/--until)." in r.out
+    assert "in these logs" not in r.out
+    r = cli("analyze", "--tz", "UTC", SAMPLES / "kafka-outage")
+    assert "No findings" not in r.out

@@ -175,13 +175,17 @@ class View:
             return top
         return [k for k, f in enumerate(fs) if f.severity == fs[0].severity] if fs else []
 
+    def _where(self) -> str:
+        """'in these logs', or 'in the window asked for' with --since/--until (a finding outside it is not shown)."""
+        return "in the window asked for (--since/--until)" if self.a.since is not None or self.a.until is not None else "in these logs"
+
     def first_screen(self) -> list[Text]:
         fs = self.a.findings
         head = self.header()
         warn = self.warnings()
         out = head + warn + [Text("")]
         if not fs:
-            out += self.wrap(Text("No findings: no detector recognised an incident in these logs.", style="green"))
+            out += self.wrap(Text(f"No findings: no detector recognised an incident {self._where()}.", style="green"))
             return out
         chosen = self.verdict_set()
         levels = {k: 3 for k in chosen}
@@ -353,7 +357,7 @@ class View:
         out += self.wrap(Text(f"read {counts(files, 'log')}, {counts(a.lines, 'line')}, {counts(a.events.height, 'event')} ({reduction:.1f}% reduction){took}"), indent=2)
         out += self.wrap(Text(f"span {span_text(*a.span)}"), indent=2)
         if not a.findings:
-            out += self.wrap(Text("no findings: no detector recognised an incident in these logs", style="green"), indent=2)
+            out += self.wrap(Text(f"no findings: no detector recognised an incident {self._where()}", style="green"), indent=2)
             return out
         out += self.wrap(Text(f"findings: {severity_counts(a)}, worst first:"), indent=2)
         room = 6
