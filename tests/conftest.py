@@ -79,6 +79,31 @@ def run_process(*args: str | Path, input: bytes | str | None = None, cwd: Path |
     )
 
 
+def run_on_pty(*args: str | Path, env: dict, stdout: bool = True, stderr: bool = False, timeout: float = 120) -> tuple[int, bytes]:
+    """``python -m logsleuth ARGS`` with stdout and/or stderr on a pseudo-terminal (what an analyst's
+    terminal gets); the other stream is discarded. Exit code and every byte the terminal got."""
+    import pty
+    import time
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "logsleuth", *map(str, args)], stdout=slave if stdout else subprocess.DEVNULL,
+                            stderr=slave if stderr else subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env, cwd=ROOT)
+    os.close(slave)
+    seen = b""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the other end closed: the process is done writing
+            break
+        if not chunk:
+            break
+        seen += chunk
+    code = proc.wait(timeout=60)
+    os.close(master)
+    return code, seen
+
+
 # settings read once per process (at import or first use): a test that sets one needs a process
 _PROCESS_ENV = {"LOGSLEUTH_CHUNK_BYTES", "LOGSLEUTH_DEBUG", "PYTHONPATH", "HOME", "XDG_CACHE_HOME", "LOGSLEUTH_CACHE_DIR", "LOGSLEUTH_NO_CACHE"}
 _LOCK = threading.Lock()

@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from conftest import ROOT, SAMPLES
+from conftest import ROOT, SAMPLES, run_on_pty
 
 KAFKA = SAMPLES / "kafka-outage"
 PULSAR = SAMPLES / "pulsar-incident"
@@ -291,27 +291,11 @@ def test_piped_tables_have_no_trailing_spaces_and_follow_columns(cli):
 
 def test_colours_on_a_real_terminal(tmp_path):
     """A real TTY: colours by default (auto), none with NO_COLOR or --color never."""
-    import pty
-    import subprocess
-    import sys
 
     def on_tty(*args, env=None) -> str:
-        master, slave = pty.openpty()
         e = dict(os.environ, TZ="UTC", COLUMNS="100", LINES="50", TERM="xterm-256color", LOGSLEUTH_PAGER="", **(env or {}))
         e.pop("NO_COLOR", None) if not (env and "NO_COLOR" in env) else None
-        p = subprocess.Popen([sys.executable, "-m", "logsleuth", *map(str, args)], stdout=slave, stderr=slave, stdin=subprocess.DEVNULL, env=e, cwd=ROOT)
-        os.close(slave)
-        out = b""
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
-        p.wait(timeout=120)
-        os.close(master)
+        _, out = run_on_pty(*args, env=e, stdout=True, stderr=True)
         return out.decode("utf-8", "replace")
 
     assert ESC in on_tty("inspect", "--tz", "UTC", KAFKA)

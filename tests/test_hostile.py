@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SAMPLES
+from conftest import ROOT, SAMPLES, run_on_pty
 from hostile_gen import many_topics, stuck_producers
 from test_robustness import INFO, PRESENT, TEXT, _unprivileged, assert_one_line_error, write
 from test_robustness import run as run_process  # a real process, with a timeout
@@ -157,8 +157,6 @@ def test_envelope_fields_are_untrusted_too(cli, tmp_path):
 def test_progress_bar_reads_no_markup_in_file_names(tmp_path):
     """The progress bar on a terminal: a name like '[link=…]x.log' printed an OSC 8 hyperlink and
     'x[/]crash.log' crashed it (MarkupError)."""
-    import pty
-
     d = tmp_path / "p"
     d.mkdir()
     for n in ("[link=https:evil.example]x.log", "x[/]crash.log"):
@@ -166,22 +164,7 @@ def test_progress_bar_reads_no_markup_in_file_names(tmp_path):
         write(d / n, (INFO + "\n") * 20000)
     env = dict(os.environ, TZ="UTC", LOGSLEUTH_PROGRESS_MIN_BYTES="1", COLUMNS="120", TERM="xterm")
     env.pop("LOGSLEUTH_DEBUG", None)
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "logsleuth", "inspect", str(d)], stdout=subprocess.DEVNULL,
-                            stderr=slave, stdin=subprocess.DEVNULL, env=env, cwd=ROOT)
-    os.close(slave)
-    seen = b""
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        seen += chunk
-    code = proc.wait(timeout=60)
-    os.close(master)
+    code, seen = run_on_pty("inspect", d, env=env, stdout=False, stderr=True)
     text = seen.decode("utf-8", "replace")
     assert code == 0, text
     assert "\x1b]8;" not in text and "MarkupError" not in text and "internal error" not in text, text
@@ -602,26 +585,9 @@ def test_record_counts_wider_than_64_bits_or_in_other_digits_keep_the_finding(cl
 
 def _on_a_pty(*args: str) -> tuple[int, str]:
     """Exit code and stdout of the CLI run on a pseudo-terminal (what an analyst's terminal gets)."""
-    import pty
-
     env = dict(os.environ, TZ="UTC", COLUMNS="200", TERM="xterm")
     env.pop("LOGSLEUTH_DEBUG", None)
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "logsleuth", *args], stdout=slave, stderr=subprocess.DEVNULL,
-                            stdin=subprocess.DEVNULL, env=env, cwd=ROOT)
-    os.close(slave)
-    seen = b""
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        seen += chunk
-    code = proc.wait(timeout=60)
-    os.close(master)
+    code, seen = run_on_pty(*args, env=env)
     return code, seen.decode("utf-8").replace("\r\n", "\n")
 
 

@@ -19,6 +19,7 @@ from logsleuth import __version__
 from logsleuth.errors import LogsleuthError
 from logsleuth.safe import json_dumps
 from logsleuth.recognise.events import EventSet, file_enum
+from logsleuth.recognise.matcher import as_strings
 from logsleuth.ingest.inputs import InputReport, input_json
 from logsleuth.ingest.stats import ReadStats
 
@@ -42,7 +43,7 @@ def write(result: EventSet, out: Path) -> int:
         from logsleuth.ingest.texts import with_raw
 
         ev = with_raw(result.events, result.texts)
-        ev = ev.drop([c for c in ("file",) if c in ev.columns]).with_columns(_as_text(ev))
+        ev = as_strings(ev.drop([c for c in ("file",) if c in ev.columns]))
         ev = ev.with_columns(pl.col("system").fill_null("unknown"))
         if ev.height == 0:  # no event: a part with no rows still says what the table holds
             d = out / "events" / "system=unknown"
@@ -63,12 +64,6 @@ def write(result: EventSet, out: Path) -> int:
     except OSError as e:
         raise LogsleuthError(f"{out}: cannot write ({e.strerror or e})") from None
     return result.events.height
-
-
-def _as_text(ev: pl.DataFrame) -> list[pl.Expr]:
-    """The matcher's categorical columns (matcher.CATEGORICAL) as text: the table on disk keeps its
-    plain string columns, for any reader."""
-    return [pl.col(c).cast(pl.String) for c, t in ev.schema.items() if isinstance(t, pl.Categorical)]
 
 
 def _ts(s: object) -> dt.datetime | None:

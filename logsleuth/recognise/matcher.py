@@ -23,6 +23,12 @@ EVENT_COLUMNS = ["system", "component", "pack", "pattern", "event", "severity"]
 CATEGORICAL = ("pattern", "event")
 
 
+def as_strings(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with its categorical columns as plain strings (what a Parquet output writes, for any reader)."""
+    cats = [pl.col(c).cast(pl.String) for c, t in frame.schema.items() if isinstance(t, pl.Categorical)]
+    return frame.with_columns(cats) if cats else frame
+
+
 def _literal(name: str, value: str) -> pl.Expr:
     e = pl.lit(value)
     return (e.cast(pl.Categorical) if name in CATEGORICAL else e).alias(name)

@@ -159,6 +159,7 @@ def lines(events: pl.DataFrame, texts=None) -> None:
 
 
 def parquet(events: pl.DataFrame, out, texts=None) -> None:
+    from logsleuth.recognise.matcher import as_strings
+
     events = with_raw(events, texts)
-    text = [pl.col(c).cast(pl.String) for c, t in events.schema.items() if isinstance(t, pl.Categorical)]  # plain strings on disk
-    events.drop([c for c in ("file",) if c in events.columns]).with_columns(text).write_parquet(out)
+    as_strings(events.drop([c for c in ("file",) if c in events.columns])).write_parquet(out)

@@ -14,6 +14,7 @@ import polars as pl
 from logsleuth.detectors.base import Context, Detector, evidence, fmt_duration, fmt_time, ordered_evidence, plural, safe
 from logsleuth.detectors.finding import Finding
 from logsleuth.detectors.kafka.broker import LABEL, REMEDY, broker_events, explain, identities, impact_by_node
+from logsleuth.detectors.kafka.text import client_in
 
 GAP = dt.timedelta(minutes=10)
 TRIGGERS = ("broker_shutting_down", "broker_controlled_shutdown", "broker_starting", "broker_started", "broker_fatal",
@@ -58,7 +59,7 @@ def _finding(ep: dict, story, hit: pl.DataFrame) -> Finding:
     node = ep["node"]
     label = LABEL.get(story.kind, story.kind)
     def named(rows: pl.DataFrame) -> list[str]:
-        return sorted({(f"{c} in " if c else "the producer in ") + str(p) for p, c in rows.select("path", "client").iter_rows()})
+        return sorted({client_in(c, str(p)) for p, c in rows.select("path", "client").iter_rows()})
 
     clients = named(hit)
     losers = named(hit.filter(pl.col("lost"))) if hit.height else []  # those that lost records or sends

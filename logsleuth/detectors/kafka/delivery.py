@@ -181,8 +181,7 @@ def _finding(ctx: Context, m: km.Model, path: str, ep: dict | None, tps: pl.Data
             ruled_out.append(
                 f"A slow broker that stayed reachable: this client could not connect to node {ep['node']} at all "
                 f"({ep['failed_connections']} failed attempts)" + ("" if ep["timeout_retries"] else "; no REQUEST_TIMED_OUT retries")
-                if ep["failed_connections"] or not ep.get("bootstrap_drops") else
-                f"A slow broker that stayed reachable: no metadata came back from node {ep['node']} at all ({kt.connection_failures(ep)})"
+                if ep["failed_connections"] or not ep.get("bootstrap_drops") else kt.no_metadata(ep)
             )
         elif ep["kind"] == "broker-disconnects":
             story += (

@@ -15,8 +15,8 @@ from logsleuth.detectors.kafka.model import (
     RECOVERY_QUIET, Model, build, loss_of, pre_2_1, refusals, same_node_elsewhere, waits_of,
 )
 from logsleuth.detectors.kafka.text import (
-    LEGACY_REFERENCE, REFERENCES, cause_of, client_label, connection_failures, episode_facts, episode_quotes,
-    lost_text, node_label, plural, quote,
+    LEGACY_REFERENCE, REFERENCES, cause_of, client_in, client_label, connection_failures, episode_facts, episode_quotes,
+    lost_text, no_metadata, node_label, plural, quote,
 )
 from logsleuth.detectors.base import Context, Detector, evidence, fmt_duration, fmt_time, ordered_evidence, safe
 from logsleuth.detectors.finding import Finding
@@ -195,7 +195,7 @@ def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
         story += f" {recovery[0].upper() + recovery[1:]}."
     if others:
         story += " The same node failed at the same time for " + ", ".join(
-            sorted({(f"{safe(o['client'])} in " if o['client'] else "the producer in ") + safe(o["path"]) for o in others})
+            sorted({safe(client_in(o["client"], o["path"])) for o in others})
         ) + ": the broker or the network to it, not this client."
 
     conf = 0.55
@@ -224,8 +224,7 @@ def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
         ruled_out.append(
             f"A slow broker that stayed reachable: connection attempts to node {ep['node']} failed outright "
             f"({ep['failed_connections']} times)" + ("" if ep["timeout_retries"] else ", and no REQUEST_TIMED_OUT retries")
-            if ep["failed_connections"] or not ep["bootstrap_drops"] else
-            f"A slow broker that answered late: no metadata came back from node {ep['node']} at all ({connection_failures(ep)})"
+            if ep["failed_connections"] or not ep["bootstrap_drops"] else no_metadata(ep)
         )
     else:
         ruled_out.append(f"A broker that was down: every reconnection to node {ep['node']} succeeded (no 'could not be established')")

@@ -62,6 +62,16 @@ def client_label(ep: dict) -> str:
     return f"producer {safe(ep['client'])} in {safe(ep['path'])}" if ep.get("client") else f"the producer in {safe(ep['path'])}"
 
 
+def client_in(client: str | None, path: str) -> str:
+    """'producer-1 in LOG', or 'the producer in LOG' for a log whose lines name no client (not escaped)."""
+    return f"{client} in {path}" if client else f"the producer in {path}"
+
+
+def no_metadata(ep: dict) -> str:
+    """The ruled-out line of an outage seen only as old bootstrap disconnects (no connection failed)."""
+    return f"A slow broker that stayed reachable: no metadata came back from node {ep['node']} at all ({connection_failures(ep)})"
+
+
 def retry_summary(ep: dict) -> str:
     items = ep.get("retries_by_error") or []
     if not items:
@@ -77,11 +87,11 @@ def connection_failures(ep: dict) -> str:
     if ep.get("auth_failures"):
         parts.append(plural(ep["auth_failures"], "connection") + " terminated during authentication")
     if ep.get("bootstrap_drops"):
-        parts.append(BOOTSTRAP_DROPS(ep["bootstrap_drops"]))
+        parts.append(bootstrap_drops_text(ep["bootstrap_drops"]))
     return " and ".join(parts)
 
 
-def BOOTSTRAP_DROPS(n: int) -> str:  # noqa: N802  (one wording, used in two places)
+def bootstrap_drops_text(n: int) -> str:
     return plural(n, "connection") + " to the bootstrap broker dropped before any metadata came back"
 
 
@@ -92,7 +102,7 @@ def episode_facts(ep: dict) -> str:
     if ep.get("auth_failures"):
         parts.append(plural(ep["auth_failures"], "connection") + " terminated during authentication")
     if ep.get("bootstrap_drops"):
-        parts.append(BOOTSTRAP_DROPS(ep["bootstrap_drops"]))
+        parts.append(bootstrap_drops_text(ep["bootstrap_drops"]))
     if ep["request_timeouts"]:
         parts.append(plural(ep["request_timeouts"], "request-timeout disconnect"))
     if ep["cancelled_requests"]:
