@@ -167,3 +167,31 @@ def test_a_batch_written_while_the_program_ends_leaves_nothing(monkeypatch, tmp_
     assert _texts_dirs(tmp_path) == []
     add(pl.DataFrame({"line": [12], "raw": ["twelve"]}))  # too late: dropped, no directory made again
     assert _texts_dirs(tmp_path) == []
+
+
+def test_stamps_texts_leave_the_table_but_not_the_parquet_outputs(cli, tmp_path):
+    # the stamp as written (ts_text) is kept with the record's text, not in the events table: the
+    # events directory and the timeline's Parquet still hold it, row for row as the log wrote it
+    import polars as pl
+
+    from logsleuth.cli.options import read_options
+    from logsleuth.recognise import events as ev
+    from logsleuth.recognise.packs import load_packs
+
+    got = ev.collect([str(BROKER)], read_options(["UTC"], None, None, None), load_packs(None), ev.EventFilter())
+    assert got.events.height > 20 and "ts_text" not in got.events.columns and "raw" not in got.events.columns
+    got.texts.close()
+
+    out = tmp_path / "ev"
+    r = cli("events", BROKER, "--tz", "UTC", "--format", "parquet", "-o", out)
+    assert r.code == 0, r
+    table = pl.read_parquet(next((out / "events").glob("system=*/part-0.parquet")))
+    cols = table.columns
+    assert cols[cols.index("line") + 1 : cols.index("line") + 3] == ["raw", "ts_text"]
+    lines = BROKER.read_text().splitlines()
+    for line, raw, stamp in table.select("line", "raw", "ts_text").iter_rows():
+        assert raw.split("\n")[0] == lines[line - 1] and stamp and stamp in raw, (line, stamp)
+    r = cli("timeline", BROKER, "--tz", "UTC", "--format", "parquet", "-o", tmp_path / "t.parquet")
+    assert r.code == 0, r
+    tl = pl.read_parquet(tmp_path / "t.parquet")
+    assert tl["ts_text"].null_count() == 0 and tl.height == table.height

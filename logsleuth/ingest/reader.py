@@ -165,8 +165,8 @@ def read_source(
         pending.clear()
         out = process(batch)  # type: ignore[misc]
         if texts is not None and "raw" in out.columns:
-            texts(out.select("line", "raw"))
-            out = out.drop("raw")
+            texts(out.select("line", "raw", *(["ts_text"] if "ts_text" in out.columns else [])))
+            out = out.drop("raw")  # (ts_text is still needed for the span's stamps; dropped at the end)
         if out.height:
             parts.append(compact(out, constant=getattr(process, "constant_columns", ())))
 
@@ -345,7 +345,7 @@ def read_source(
     if clock is None:  # empty input
         stats.note("empty input: no lines")
         nothing = _nothing_processed(process) if process is not None else _empty_records()
-        return (nothing.drop("raw") if texts is not None and process is not None else nothing), report
+        return (nothing.drop("raw", "ts_text") if texts is not None and process is not None else nothing), report
     if line_parts:  # one parse of every kept record, whatever the number of chunks
         assert det is not None
         naive_all = pl.concat(naive_parts) if naive_parts else None
@@ -404,7 +404,9 @@ def read_source(
     cov = clock.finalize(pl.concat(cparts, how="diagonal_relaxed")) if cparts else recs.select("ts", "level")
     report.coverage = edges(cov, pl.col("ts"), ["ts", "level"]).sort("ts")
     if out is not None:
-        recs = out.drop([c for c in ("rid", "env_ts") if c in out.columns])
+        # the stamps' texts went to the text store with the records' (texts.STORED): not kept twice
+        gone = ("rid", "env_ts", "ts_text") if texts is not None else ("rid", "env_ts")
+        recs = out.drop([c for c in gone if c in out.columns])
     else:
         recs = recs.filter(pl.col("_selected")).drop("_selected", "rid", "env_ts")
     if select is None:
@@ -533,7 +535,7 @@ def iter_read(
             if texts is not None:
                 texts.drop(src.name)
             empty = _nothing_processed(process) if process else _empty_records()
-            return InputReport(src.name, ReadStats()), (empty.drop("raw") if texts is not None else empty), e
+            return InputReport(src.name, ReadStats()), (empty.drop("raw", "ts_text") if texts is not None else empty), e
 
     # two inputs at a time (Polars releases the GIL, so one input's Python steps overlap the other's
     # Polars work on the 2 cores; Polars' own pool is shared, not multiplied); results in order.

@@ -27,6 +27,9 @@ import polars as pl
 from logsleuth.errors import LogsleuthError
 
 KEY = ["file", "line"]
+# what the store holds per record besides its line, in the events table's order: the text as read,
+# and its stamp as written (for the Parquet outputs; the table keeps the parsed ``ts``)
+STORED = ["raw", "ts_text"]
 PREFIX = "logsleuth-texts-"  # + the process id: a directory a killed run left is removed by the next run
 
 
@@ -111,7 +114,7 @@ def _remove(place: _Place) -> None:
 
 
 class TextStore:
-    """``{line, raw}`` per input name, written in parts as the input is read."""
+    """``{line, raw, ts_text}`` per input name, written in parts as the input is read."""
 
     def __init__(self) -> None:
         self._place = _Place()
@@ -133,13 +136,14 @@ class TextStore:
         return place.dir
 
     def sink(self, name: str):
-        """What the reader calls with each batch of one input's texts (a frame with ``line`` and ``raw``)."""
+        """What the reader calls with each batch of one input's texts (a frame with ``line``, ``raw``
+        and, from a reader, ``ts_text``)."""
         self._parts[name] = []
 
         def add(texts: pl.DataFrame) -> None:
             if texts.height == 0:
                 return
-            texts = texts.select(pl.col("line").cast(pl.Int64), pl.col("raw"))
+            texts = _stored(texts)
             # one record can give several events (patterns): its text once
             texts = texts.filter(pl.col("line") != pl.col("line").shift(1).fill_null(-1))
             with self._place.lock:
@@ -164,10 +168,10 @@ class TextStore:
         """Texts held in memory (an events table read from disk had them as a column)."""
         if texts.height:
             lo, hi = texts.select(lo=pl.col("line").min(), hi=pl.col("line").max()).row(0)
-            self._parts.setdefault(name, []).append(_Part(int(lo), int(hi), None, texts.select(pl.col("line").cast(pl.Int64), "raw")))
+            self._parts.setdefault(name, []).append(_Part(int(lo), int(hi), None, _stored(texts)))
 
     def lookup(self, keys: pl.DataFrame) -> pl.DataFrame:
-        """``{file, line, raw}`` for the (file, line) pairs of ``keys`` (``file`` as text)."""
+        """``{file, line, raw, ts_text}`` for the (file, line) pairs of ``keys`` (``file`` as text)."""
         out: list[pl.DataFrame] = []
         keys = keys.select(pl.col("file").cast(pl.String), pl.col("line").cast(pl.Int64)).drop_nulls().unique()
         for (name,), k in keys.group_by("file"):
@@ -180,7 +184,7 @@ class TextStore:
                 if got.height:
                     out.append(got.with_columns(file=pl.lit(name, dtype=pl.String)))
         if not out:
-            return pl.DataFrame(schema={"line": pl.Int64, "raw": pl.String, "file": pl.String})
+            return pl.DataFrame(schema={"line": pl.Int64, **{c: pl.String for c in STORED}, "file": pl.String})
         return pl.concat(out).unique(KEY, keep="first", maintain_order=True)
 
     def close(self) -> None:
@@ -188,18 +192,29 @@ class TextStore:
         self._cleanup()
 
 
-def with_raw(frame: pl.DataFrame, store: TextStore | None) -> pl.DataFrame:
+def _stored(texts: pl.DataFrame) -> pl.DataFrame:
+    have = [pl.col(c) if c in texts.columns else pl.lit(None, dtype=pl.String).alias(c) for c in STORED]
+    return texts.select(pl.col("line").cast(pl.Int64), *have)
+
+
+def with_raw(frame: pl.DataFrame, store: TextStore | None, every: bool = False) -> pl.DataFrame:
     """``frame`` with its records' ``raw`` text, in its own row order (a frame that has the column, or
-    no store to take it from, is returned as it is; a text the store does not hold is null)."""
-    if "raw" in frame.columns:
+    no store to take it from, is returned as it is; a text the store does not hold is null).
+    ``every``: with each column the store holds (``ts_text`` too), where the reader had them: for
+    the outputs that write the whole table (Parquet)."""
+    wanted = [c for c in (STORED if every else STORED[:1]) if c not in frame.columns]
+    if not wanted:
         return frame
+    order = list(frame.columns)
+    at = order.index("line") + 1 if "line" in order else len(order)
+    for c in STORED:  # where the reader had them: raw after line, ts_text after raw
+        if c in wanted:
+            order.insert(at, c)
+        if c in order:
+            at = order.index(c) + 1
     if store is None or frame.height == 0 or "file" not in frame.columns:
-        order = list(frame.columns)
-        order.insert(order.index("line") + 1 if "line" in order else len(order), "raw")
-        return frame.with_columns(raw=pl.lit(None, dtype=pl.String)).select(order)
-    found = store.lookup(frame.select("file", "line"))
+        return frame.with_columns([pl.lit(None, dtype=pl.String).alias(c) for c in wanted]).select(order)
+    found = store.lookup(frame.select("file", "line")).select(*KEY, *wanted)
     dtype = frame.schema["file"]
     found = found.with_columns(pl.col("file").cast(dtype)) if dtype != pl.String else found
-    order = list(frame.columns)
-    order.insert(order.index("line") + 1, "raw")  # where the reader had it
     return frame.join(found, on=KEY, how="left", maintain_order="left").select(order)

@@ -42,7 +42,7 @@ def write(result: EventSet, out: Path) -> int:
         (out / "events").mkdir(parents=True, exist_ok=True)
         from logsleuth.ingest.texts import with_raw
 
-        ev = with_raw(result.events, result.texts)
+        ev = with_raw(result.events, result.texts, every=True)
         ev = as_strings(ev.drop([c for c in ("file",) if c in ev.columns]))
         ev = ev.with_columns(pl.col("system").fill_null("unknown"))
         if ev.height == 0:  # no event: a part with no rows still says what the table holds
@@ -161,14 +161,14 @@ def read(store: Path, packs=None) -> EventSet:
         events = events.sort(["ts", "file", "line"], nulls_last=True, maintain_order=True)
     else:
         events = events.with_columns(file=pl.lit(None, dtype=pl.String).cast(file_enum(names)))
-    from logsleuth.ingest.texts import TextStore
+    from logsleuth.ingest.texts import STORED, TextStore
 
     texts = TextStore()  # the texts held apart, as for freshly read events (ingest/texts.py)
     if events.height:
-        for (name,), part in events.select("file", "line", "raw").group_by("file", maintain_order=True):
+        for (name,), part in events.select("file", "line", *STORED).group_by("file", maintain_order=True):
             if name is not None:
-                texts.add_frame(str(name), part.select("line", "raw").unique("line", keep="first", maintain_order=True))
-    events = events.drop("raw")
+                texts.add_frame(str(name), part.select("line", *STORED).unique("line", keep="first", maintain_order=True))
+    events = events.drop(STORED)
     return EventSet(events, inputs, [r.name for r in inputs], texts)
 
 

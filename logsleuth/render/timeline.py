@@ -161,5 +161,5 @@ def lines(events: pl.DataFrame, texts=None) -> None:
 def parquet(events: pl.DataFrame, out, texts=None) -> None:
     from logsleuth.recognise.matcher import as_strings
 
-    events = with_raw(events, texts)
+    events = with_raw(events, texts, every=True)
     as_strings(events.drop([c for c in ("file",) if c in events.columns])).write_parquet(out)
