@@ -12,7 +12,7 @@ import polars as pl
 
 from logsleuth.errors import LogsleuthError
 
-from logsleuth.recognise.matcher import EVENT_COLUMNS, Matcher
+from logsleuth.recognise.matcher import EVENT_COLUMNS, Matcher, categories
 from logsleuth.recognise.packs import PackSet, clamped_notes
 from logsleuth.ingest.reader import concat_aligned, iter_read
 from logsleuth.ingest.texts import TextStore
@@ -128,7 +128,7 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
     # the vocabulary fields no event of a batch has are added once, to the whole table (as
     # constant columns, which take no memory), instead of as a null column in every batch
     def match(records: pl.DataFrame) -> pl.DataFrame:
-        return matcher.match(records, complete=False)
+        return categories(matcher.match(records, complete=False))
 
     match.constant_columns = tuple(EVENT_COLUMNS)  # type: ignore[attr-defined]  (literals: no copy needed)
 
@@ -160,7 +160,7 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
         events = matcher.empty(pl.DataFrame()).with_columns(file=pl.lit(None, dtype=pl.String), path=pl.lit(None, dtype=pl.String))
     # ``file``: the file a line is in, ordered as the inputs were read (ties in time keep that order);
     # ``path``: the log it belongs to (the same, until analysis groups rotated segments)
-    held = [events.with_columns(pl.col("file").cast(file_enum(files)))]
+    held = [categories(events.with_columns(pl.col("file").cast(file_enum(files))))]
     events = None
     events = matcher.complete(in_time_order(held))
     out = EventSet(events, reports, files, texts)

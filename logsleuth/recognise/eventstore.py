@@ -19,7 +19,7 @@ from logsleuth import __version__
 from logsleuth.errors import LogsleuthError
 from logsleuth.safe import json_dumps
 from logsleuth.recognise.events import EventSet, file_enum
-from logsleuth.recognise.matcher import as_strings
+from logsleuth.recognise.matcher import as_strings, categories
 from logsleuth.ingest.inputs import InputReport, input_json
 from logsleuth.ingest.stats import ReadStats
 
@@ -168,7 +168,7 @@ def read(store: Path, packs=None) -> EventSet:
         for (name,), part in events.select("file", "line", *STORED).group_by("file", maintain_order=True):
             if name is not None:
                 texts.add_frame(str(name), part.select("line", *STORED).unique("line", keep="first", maintain_order=True))
-    events = events.drop(STORED)
+    events = categories(events.drop(STORED))  # as freshly read events hold them
     return EventSet(events, inputs, [r.name for r in inputs], texts)
 
 

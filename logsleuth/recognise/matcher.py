@@ -20,7 +20,17 @@ from logsleuth.recognise.packs import Pattern, PackSet, cast_field
 EVENT_COLUMNS = ["system", "component", "pack", "pattern", "event", "severity"]
 # the columns whose values are few and long (a pattern id is 30 characters): stored as categories, 4
 # bytes per event instead of a string each (they sort and compare like strings)
-CATEGORICAL = ("pattern", "event")
+CATEGORICAL = ("pattern", "event", "severity")
+# the record columns of few distinct values (a log has some dozens of loggers and threads, a few
+# levels), 16-60 bytes per event as strings: categories in the events table too (``categories``).
+# Code that runs a ``.str`` method on them casts to String first.
+RECORD_CATEGORICAL = ("level", "logger", "thread")
+
+
+def categories(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with its low-cardinality text columns (CATEGORICAL, RECORD_CATEGORICAL) as categories."""
+    cols = [pl.col(c).cast(pl.Categorical) for c in (*CATEGORICAL, *RECORD_CATEGORICAL) if frame.schema.get(c) == pl.String]
+    return frame.with_columns(cols) if cols else frame
 
 
 def as_strings(frame: pl.DataFrame) -> pl.DataFrame:

@@ -16,6 +16,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from logsleuth.recognise.matcher import as_strings
 from logsleuth.recognise.packs import PackSet
 from logsleuth.render import clock
 from logsleuth.render.console import color_mode, is_terminal, stdout_console
@@ -80,10 +81,10 @@ def _json_value(frame: pl.DataFrame, col: str, controls: bool) -> pl.Expr:
 
 
 def _has_controls(frame: pl.DataFrame, cols: list[str]) -> bool:
-    strings = [c for c in cols if frame.schema[c] == pl.String]
+    strings = [c for c in cols if frame.schema[c] == pl.String or isinstance(frame.schema[c], (pl.Categorical, pl.Enum))]
     if not strings or frame.height == 0:
         return False
-    return bool(frame.select(pl.any_horizontal([pl.col(c).str.contains(r"[\x00-\x07\x0b\x0e-\x1f]") for c in strings]).any()).item())
+    return bool(frame.select(pl.any_horizontal([pl.col(c).cast(pl.String).str.contains(r"[\x00-\x07\x0b\x0e-\x1f]") for c in strings]).any()).item())
 
 
 def ndjson_lines(events: pl.DataFrame, packs: PackSet) -> pl.Series:
@@ -160,7 +161,7 @@ def csv(events: pl.DataFrame, packs: PackSet, texts: TextStore | None = None) ->
     terminal = is_terminal()
     for start in range(0, max(events.height, 1), SLICE):
         part = with_raw(events.slice(start, SLICE), texts)
-        out = part.select([c for c in cols if c in part.columns]).with_columns(
+        out = as_strings(part.select([c for c in cols if c in part.columns])).with_columns(
             iso_expr("ts") if part.height else pl.col("ts").cast(pl.String)
         ).rename({"raw": "text"})
         # a cell a spreadsheet would run as a formula (=, +, -, @ first) gets a leading ' (safe.csv_cell)

@@ -107,7 +107,7 @@ def kafka_events(ctx: Context) -> pl.DataFrame:
     ev = ctx.system("kafka")
     if "client_role" in ev.columns:
         ev = keep(ev, pl.col("client_role").is_null() | pl.col("client_role").is_in(list(PRODUCER_ROLES)))
-    from_thread = pl.col("thread").str.extract(r"\| ([^|\s]+)\s*$", 1)
+    from_thread = pl.col("thread").cast(pl.String).str.extract(r"\| ([^|\s]+)\s*$", 1)
     named = pl.coalesce(pl.col("error_message"), pl.col("detail")).str.extract(r"\bnode (-?\d+)\b", 1).cast(pl.Int64, strict=False)
     client = pl.coalesce(pl.col("client_id"), from_thread)
     # a log in which no line names its client (a client older than 1.0 without thread names, such as
@@ -278,7 +278,7 @@ def _batches(kev: pl.DataFrame) -> pl.DataFrame:
     # unless no time stamp tells them apart either: then several loggers quoting the one batch cannot
     # be told from one logger quoting several, and the batch counts once.
     exp = exp.with_columns(
-        lg=pl.col("logger").fill_null("") if "logger" in exp.columns else pl.lit(""),
+        lg=pl.col("logger").cast(pl.String).fill_null("") if "logger" in exp.columns else pl.lit(""),
     ).with_columns(lg_lines=pl.len().over(["batch", "lg"]))
     return (
         exp.group_by("batch", maintain_order=True)

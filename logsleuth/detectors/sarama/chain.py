@@ -82,7 +82,7 @@ def _lines(ctx: Context, path: str, ev: pl.DataFrame) -> pl.DataFrame:
     app_error = internal.not_() & pl.col("msg").fill_null("").str.contains(APP_ERROR_RE)
     looks_sarama = (
         internal
-        | pl.col("logger").fill_null("").str.to_lowercase().eq("sarama")
+        | pl.col("logger").cast(pl.String).fill_null("").str.to_lowercase().eq("sarama")
         | pl.col("msg").fill_null("").str.contains(SARAMA_LINE_RE)
     )
     df = df.with_columns(internal=internal, app_error=app_error, chain=chain_ev | app_error, sarama_line=looks_sarama)
