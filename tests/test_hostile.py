@@ -193,6 +193,25 @@ def test_csv_cells_that_start_like_a_formula_are_prefixed(cli, tmp_path):
             assert not v or v[0] not in "=+-@\t\r", row
 
 
+def test_thread_names_are_text_in_csv_and_ndjson(cli, tmp_path):
+    # thread, logger and level are categories in the events table (recognise.matcher.categories):
+    # a thread name is still a cell a spreadsheet must not run, and a control character in it is
+    # still escaped as JSON escapes it
+    lines = [PRESENT.replace("[pulsar-io-22-3]", "[=cmd|'/C.calc'!A0]"), PRESENT.replace("[pulsar-io-22-3]", "[io\x01\x07-1]")]
+    p = write(tmp_path / "f.log", "\n".join(lines) + "\n")
+    r = cli("events", p, "--format", "csv")
+    assert r.code == 0, r
+    import csv as _csv
+    import io
+
+    rows = list(_csv.DictReader(io.StringIO(r.out)))
+    assert [row["thread"] for row in rows] == ["'=cmd|'/C.calc'!A0", "io\x01\x07-1"], rows
+    r = cli("events", p, "--format", "ndjson")
+    assert r.code == 0, r
+    assert '"thread": "io\\u0001\\u0007-1"' in r.out, r.out
+    assert [json.loads(x)["thread"] for x in r.out.splitlines()] == ["=cmd|'/C.calc'!A0", "io\x01\x07-1"]
+
+
 def test_json_stays_valid_with_lone_surrogates(cli, tmp_path):
     """A non-UTF-8 file name (a lone surrogate in Python) and a JSON envelope's '\\ud800'."""
     name = os.fsdecode(b"bad-\xff-name.log")
