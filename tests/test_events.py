@@ -54,6 +54,31 @@ def test_ndjson_fields_and_filters(cli):
     assert evs and all(e["ts"] >= "2020-06-02T01:19" for e in evs)
 
 
+def test_ndjson_is_what_json_dumps_writes_whatever_the_text(cli, tmp_path):
+    # each column is escaped only as far as its values need (render.events._escapes): quotes,
+    # backslashes, tabs and other controls in some columns and lines, none in others, must still
+    # give, line for line, what json.dumps(ensure_ascii=False) writes for the same values
+    head = "10:12:0{}.231 [{}] WARN  org.apache.pulsar.broker.service.ServerCnx - "
+    tail = "[/10.1.116.123:15070][0] Producer with id persistent://public/default/{} is already present on the connection{}"
+    lines = [
+        head.format(1, "pulsar-io-22-3") + tail.format("orders", ""),
+        head.format(2, 'io "quoted" \\ 1') + tail.format("orders", ' and a "quote"'),
+        head.format(3, "io\t2") + tail.format("a\\b", " \x01\x07 bell"),
+        head.format(4, "io-3") + tail.format("orders", " \u00e9\u2028 \\n not a newline"),
+    ]
+    p = tmp_path / "b.log"
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    r = cli("events", p, "--tz", "UTC", "--format", "ndjson")
+    assert r.code == 0, r
+    out = r.out.rstrip("\n").split("\n")  # (not splitlines: U+2028 in a JSON string is not a line break)
+    assert len(out) == 4, r.out
+    for i, x in enumerate(out):
+        doc = json.loads(x)
+        assert json.dumps(doc, ensure_ascii=False) == x, x
+        assert doc["text"] == lines[i] and doc["line"] == i + 1
+    assert [json.loads(x)["thread"] for x in out] == ["pulsar-io-22-3", 'io "quoted" \\ 1', "io\t2", "io-3"]
+
+
 def test_system_filter_csv_and_exit_codes(cli, tmp_path):
     r = cli("events", SAMPLES / "pulsar-incident", "--tz", "UTC", "--system", "pulsar-client", "--format", "csv")
     assert r.code == 0, r

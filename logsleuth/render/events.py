@@ -54,37 +54,51 @@ def iso_expr(col: str = "ts") -> pl.Expr:
     return clock.iso_expr(col, "UTC")
 
 
-def _json_string(expr: pl.Expr, controls: bool) -> pl.Expr:
+def _json_string(expr: pl.Expr, named: bool, controls: bool) -> pl.Expr:
     """A string as a JSON string literal, byte for byte as ``json.dumps(ensure_ascii=False)``
-    writes it; null as ``null``. ``controls``: the values hold C0 controls other than the named ones."""
+    writes it; null as ``null``. ``named``: some value holds a character JSON escapes by name
+    (backslash, quote, \\n, ...); ``controls``: some value holds another C0 control. A column with
+    neither (most: paths, loggers, event names) is quoted as it is, without a pass per escape."""
     e = expr
-    for a, b in _JSON_ESCAPES:
-        e = e.str.replace_all(a, b, literal=True)
+    if named:
+        for a, b in _JSON_ESCAPES:
+            e = e.str.replace_all(a, b, literal=True)
     if controls:
         for c in _OTHER_C0:
             e = e.str.replace_all(c, f"\\u{ord(c):04x}", literal=True)
     return pl.when(expr.is_null()).then(pl.lit("null")).otherwise(pl.concat_str([pl.lit('"'), e, pl.lit('"')]))
 
 
-def _json_value(frame: pl.DataFrame, col: str, controls: bool) -> pl.Expr:
+def _is_text(dtype: pl.DataType) -> bool:
+    return dtype == pl.String or isinstance(dtype, (pl.Categorical, pl.Enum))
+
+
+def _escapes(frame: pl.DataFrame, cols: list[str]) -> dict[str, tuple[bool, bool]]:
+    """Per text column of ``cols``: (some value needs a named JSON escape, some value holds another
+    C0 control), found in one pass over the frame."""
+    strings = [c for c in cols if _is_text(frame.schema[c])]
+    if not strings or frame.height == 0:
+        return {}
+    exprs = []
+    for i, c in enumerate(strings):
+        v = pl.col(c).cast(pl.String)
+        exprs += [v.str.contains(r'[\\"\n\r\t\x08\x0c]').any().alias(f"n{i}"), v.str.contains(r"[\x00-\x07\x0b\x0e-\x1f]").any().alias(f"c{i}")]
+    row = frame.select(exprs).row(0)
+    return {c: (bool(row[2 * i]), bool(row[2 * i + 1])) for i, c in enumerate(strings)}
+
+
+def _json_value(frame: pl.DataFrame, col: str, escapes: dict[str, tuple[bool, bool]]) -> pl.Expr:
     dtype = frame.schema[col]
     c = pl.col(col)
-    if dtype == pl.String or isinstance(dtype, (pl.Categorical, pl.Enum)):
-        return _json_string(c.cast(pl.String), controls)
     if dtype.is_integer():
         return pl.when(c.is_null()).then(pl.lit("null")).otherwise(c.cast(pl.String))
     if dtype.is_float():  # Python's repr of a float (1e-05, Infinity): few values, rare fields
         return c.map_elements(lambda v: json.dumps(v), return_dtype=pl.String, skip_nulls=True).fill_null("null")
     if dtype == pl.Boolean:
         return pl.when(c.is_null()).then(pl.lit("null")).otherwise(pl.when(c).then(pl.lit("true")).otherwise(pl.lit("false")))
-    return _json_string(c.cast(pl.String), controls)
-
-
-def _has_controls(frame: pl.DataFrame, cols: list[str]) -> bool:
-    strings = [c for c in cols if frame.schema[c] == pl.String or isinstance(frame.schema[c], (pl.Categorical, pl.Enum))]
-    if not strings or frame.height == 0:
-        return False
-    return bool(frame.select(pl.any_horizontal([pl.col(c).cast(pl.String).str.contains(r"[\x00-\x07\x0b\x0e-\x1f]") for c in strings]).any()).item())
+    if _is_text(dtype):
+        return _json_string(c.cast(pl.String), *escapes.get(col, (False, False)))
+    return _json_string(c.cast(pl.String), True, True)  # (no such column today: every escape, to be safe)
 
 
 def ndjson_lines(events: pl.DataFrame, packs: PackSet) -> pl.Series:
@@ -95,12 +109,12 @@ def ndjson_lines(events: pl.DataFrame, packs: PackSet) -> pl.Series:
     frame = frame.rename({"raw": "_text", "msg": "_message"}).with_columns(text=pl.col("_text"), message=pl.col("_message"))
     fixed = BASE + ["text", "message"]
     vocab = [f for f in packs.vocabulary if f in frame.columns and frame[f].null_count() < frame.height]  # an all-null field writes nothing
-    controls = _has_controls(frame, fixed + vocab)
+    escapes = _escapes(frame, fixed + vocab)
     parts: list[pl.Expr] = [pl.lit("{")]
     for i, k in enumerate(fixed):
-        parts += [pl.lit(("" if i == 0 else ", ") + json.dumps(k) + ": "), _json_value(frame, k, controls)]
+        parts += [pl.lit(("" if i == 0 else ", ") + json.dumps(k) + ": "), _json_value(frame, k, escapes)]
     for f in vocab:
-        parts.append(pl.when(pl.col(f).is_not_null()).then(pl.concat_str([pl.lit(", " + json.dumps(f) + ": "), _json_value(frame, f, controls)])).otherwise(pl.lit("")))
+        parts.append(pl.when(pl.col(f).is_not_null()).then(pl.concat_str([pl.lit(", " + json.dumps(f) + ": "), _json_value(frame, f, escapes)])).otherwise(pl.lit("")))
     parts.append(pl.lit("}"))
     return frame.select(pl.concat_str(parts).alias("line"))["line"]
 
