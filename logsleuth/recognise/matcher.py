@@ -20,7 +20,7 @@ from logsleuth.recognise.packs import Pattern, PackSet, cast_field
 EVENT_COLUMNS = ["system", "component", "pack", "pattern", "event", "severity"]
 # the columns whose values are few and long (a pattern id is 30 characters): stored as categories, 4
 # bytes per event instead of a string each (they sort and compare like strings)
-CATEGORICAL = ("pattern", "event", "severity")
+CATEGORICAL = ("system", "component", "pack", "pattern", "event", "severity")
 # the record columns of few distinct values (a log has some dozens of loggers and threads, a few
 # levels), 16-60 bytes per event as strings: categories in the events table too (``categories``).
 # Code that runs a ``.str`` method on them casts to String first.
