@@ -35,15 +35,22 @@ BASE_SCHEMA: dict[str, pl.DataType] = {
 }
 
 
+def parquet_table(events: pl.DataFrame, texts) -> pl.DataFrame:
+    """The events table as the Parquet outputs write it (the events directory, ``timeline --format
+    parquet``): the texts held apart put back where the reader had them, no ``file`` (``path``
+    names the log), categories as plain strings (for any reader)."""
+    from logsleuth.ingest.texts import with_raw
+
+    ev = with_raw(events, texts, every=True)
+    return as_strings(ev.drop([c for c in ("file",) if c in ev.columns]))
+
+
 def write(result: EventSet, out: Path) -> int:
     if out.exists() and any(out.iterdir()):
         raise LogsleuthError(f"{out}: the directory is not empty (give a new or empty one)")
     try:
         (out / "events").mkdir(parents=True, exist_ok=True)
-        from logsleuth.ingest.texts import with_raw
-
-        ev = with_raw(result.events, result.texts, every=True)
-        ev = as_strings(ev.drop([c for c in ("file",) if c in ev.columns]))
+        ev = parquet_table(result.events, result.texts)
         ev = ev.with_columns(pl.col("system").fill_null("unknown"))
         if ev.height == 0:  # no event: a part with no rows still says what the table holds
             d = out / "events" / "system=unknown"

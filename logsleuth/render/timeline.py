@@ -159,7 +159,6 @@ def lines(events: pl.DataFrame, texts=None) -> None:
 
 
 def parquet(events: pl.DataFrame, out, texts=None) -> None:
-    from logsleuth.recognise.matcher import as_strings
+    from logsleuth.recognise.eventstore import parquet_table
 
-    events = with_raw(events, texts, every=True)
-    as_strings(events.drop([c for c in ("file",) if c in events.columns])).write_parquet(out)
+    parquet_table(events, texts).write_parquet(out)
