@@ -182,6 +182,12 @@ def read_options(tz: list[str] | None, date: list[str] | None, layout: str | Non
 
     opts = ReadOptions()
     RUN_OPTIONS.append(opts)
+    import os
+
+    if os.environ.get("LOGSLEUTH_MEMORY_BUDGET"):
+        from logsleuth.recognise.spill import parse_budget
+
+        opts.memory_budget = parse_budget(os.environ["LOGSLEUTH_MEMORY_BUDGET"])
     for item in tz or []:
         if "=" in item:
             pattern, zone = item.rsplit("=", 1)

@@ -122,7 +122,7 @@ PROCESS_ROWS = 20_000  # selected records handed to process at a time (the last 
 
 def read_source(
     src: Source, opts: ReadOptions, select: Select | None = None, reduce: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
-    process: Process | None = None, texts: Callable[[pl.DataFrame], None] | None = None,
+    process: Process | None = None, texts: Callable[[pl.DataFrame], None] | None = None, hold=None,
 ) -> tuple[pl.DataFrame, InputReport]:
     """All records of ``src`` (or those ``select`` picks, plus the first and last for the time span).
 
@@ -135,7 +135,9 @@ def read_source(
     once, and only what it returns is kept (with its provisional times made final at the end);
     that is what this returns, instead of records. ``texts`` (with ``process``): each batch's
     ``line`` and ``raw`` go to it (a texts.TextStore sink) instead of staying in what is kept, which
-    then has no ``raw`` column."""
+    then has no ``raw`` column. ``hold`` (with ``process``): a recognise.spill.Holder for what
+    process returns (in memory while the run's memory budget lasts, on disk past it: what this
+    returns is then a spill.EventsOnDisk)."""
     from logsleuth.ingest.coverage import BUCKET as COVERAGE_BUCKET, BUCKET_S as COVERAGE_BUCKET_S, edges
 
     stats = ReadStats()
@@ -146,6 +148,7 @@ def read_source(
     carry: pl.DataFrame | None = None
     rid_base = 0
     parts: list[pl.DataFrame] = []
+    keeper = hold if hold is not None and process is not None else None  # process's output past the budget
     rparts: list[pl.DataFrame] = []
     cparts: list[pl.DataFrame] = []  # coverage sample: time and level only
     line_parts: list[pl.DataFrame] = []  # lines of the records to parse at the end
@@ -168,7 +171,11 @@ def read_source(
             texts(out.select("line", "raw", *(["ts_text"] if "ts_text" in out.columns else [])))
             out = out.drop("raw")  # (ts_text is still needed for the span's stamps; dropped at the end)
         if out.height:
-            parts.append(compact(out, constant=getattr(process, "constant_columns", ())))
+            out = compact(out, constant=getattr(process, "constant_columns", ()))
+            if keeper is not None:
+                keeper.add(out)
+            else:
+                parts.append(out)
 
     def processed(rec: pl.DataFrame, edge_rids: list[int]) -> None:
         """A chunk's records parsed: the edges kept for the span, the selected ones processed (in
@@ -360,18 +367,31 @@ def read_source(
         empty = process(_provisional_records())
         if texts is not None:
             empty = empty.drop("raw", strict=False)
-        kept = concat_aligned(parts) if parts else empty
+        if keeper is not None and keeper.spill is not None:
+            kept = keeper.view()  # on disk: the parts' times made final one part at a time, below
+        elif keeper is not None:
+            kept = concat_aligned(keeper.frames) if keeper else empty
+        else:
+            kept = concat_aligned(parts) if parts else empty
         spans = pl.concat(edge_parts, how="diagonal_relaxed") if edge_parts else _provisional_records()
         time_from = _time_sources(pl.concat([kept.select(_TIME_COLS[:3]), spans.select(_TIME_COLS[:3])]))
         recs = clock.finalize(spans)
-        out = clock.finalize(kept)
+        out = clock.finalize(kept) if isinstance(kept, pl.DataFrame) else _finalize_parts(clock, kept, texts is not None)
     else:
         recs = pl.concat(parts, how="vertical_relaxed") if parts else _empty_records().with_columns(_selected=pl.lit(True))
         time_from = _time_sources(recs)
         recs = clock.finalize(recs)
         out = None
     if out is not None and out.height and out["ts"].null_count() < out.height:
-        recs = pl.concat([recs.select("ts", "ts_text"), out.select("ts", "ts_text")])
+        if isinstance(out, pl.DataFrame):
+            recs = pl.concat([recs.select("ts", "ts_text"), out.select("ts", "ts_text")])
+        else:  # on disk: the first of the earliest and the first of the latest are all arg_min/max below can pick
+            ends = out.lazy().select(
+                [pl.col(c).filter(pl.col("ts") == pl.col("ts").min()).first() for c in ("ts", "ts_text")]
+            ).collect().vstack(out.lazy().select(
+                [pl.col(c).filter(pl.col("ts") == pl.col("ts").max()).first() for c in ("ts", "ts_text")]
+            ).collect())
+            recs = pl.concat([recs.select("ts", "ts_text"), ends])
     if clock.out_of_range:  # issue 21: dates outside the range are noted (timeparse.YEAR_MIN..YEAR_MAX)
         stats.note(clock.range_note() or "")
     if rparts:
@@ -406,7 +426,7 @@ def read_source(
     if out is not None:
         # the stamps' texts went to the text store with the records' (texts.STORED): not kept twice
         gone = ("rid", "env_ts", "ts_text") if texts is not None else ("rid", "env_ts")
-        recs = out.drop([c for c in gone if c in out.columns])
+        recs = out.drop([c for c in gone if c in out.columns]) if isinstance(out, pl.DataFrame) else out.dropped(gone)
     else:
         recs = recs.filter(pl.col("_selected")).drop("_selected", "rid", "env_ts")
     if select is None:
@@ -453,6 +473,29 @@ def _time_sources(recs: pl.DataFrame) -> dict[str, int]:
         aware=aware.sum(), envelope=(~aware & env).sum(), own=(~aware & ~env & pl.col("_ts_naive").is_not_null()).sum()
     ).row(0, named=True)
     return {k: int(v or 0) for k, v in row.items()}
+
+
+def _finalize_parts(clock: FileClock, kept, stored: bool):
+    """``clock.finalize`` of events on disk (a recognise.spill.EventsOnDisk), part by part: the
+    same times, and the same count of stamps out of range, as one call on the whole table."""
+    counted, example = clock.out_of_range, clock.out_of_range_example
+    total = 0
+
+    def one(part: pl.DataFrame) -> pl.DataFrame:
+        nonlocal total, example
+        clock.out_of_range = 0
+        out = clock.finalize(part)
+        if clock.out_of_range and total == 0:
+            example = clock.out_of_range_example
+        total += clock.out_of_range
+        return out
+
+    out = kept.rewrite(one)
+    if total > counted:
+        clock.out_of_range, clock.out_of_range_example = total, example
+    else:
+        clock.out_of_range = counted
+    return out
 
 
 def _nothing_processed(process: Process) -> pl.DataFrame:
@@ -510,7 +553,7 @@ def _in_order(fn, items: list, workers: int) -> Iterator:
 
 def iter_read(
     paths: list[str], opts: ReadOptions, select: Select | None = None, reduce: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
-    process: Process | None = None, texts=None,
+    process: Process | None = None, texts=None, hold=None,
 ) -> Iterator[tuple[InputReport, pl.DataFrame]]:
     """Every input in order, one at a time (so a caller can reduce each before the next is read).
     A binary or unreadable file found while walking a directory is skipped and reported. One named
@@ -529,7 +572,7 @@ def iter_read(
         try:
             if src.error is not None:
                 raise LogsleuthError(src.error)
-            recs, rep = read_source(src, opts, select, reduce, process, texts.sink(src.name) if texts is not None else None)
+            recs, rep = read_source(src, opts, select, reduce, process, texts.sink(src.name) if texts is not None else None, hold() if hold else None)
             return rep, recs, None
         except LogsleuthError as e:  # this input only (not there, unreadable, not text, damaged)
             if texts is not None:

@@ -14,7 +14,7 @@ from logsleuth.errors import LogsleuthError
 
 from logsleuth.recognise.matcher import EVENT_COLUMNS, Matcher, categories
 from logsleuth.recognise.packs import PackSet, clamped_notes
-from logsleuth.ingest.reader import concat_aligned, iter_read
+from logsleuth.ingest.reader import iter_read
 from logsleuth.ingest.texts import TextStore
 from logsleuth.ingest.inputs import InputReport, ReadOptions
 
@@ -98,6 +98,10 @@ def in_time_order(held: list[pl.DataFrame]) -> pl.DataFrame:
     events = held.pop()
     if events.height < 2:
         return events
+    from logsleuth.recognise.spill import EventsOnDisk, time_order
+
+    if isinstance(events, EventsOnDisk):
+        return time_order(events, TIME_ORDER)
     order = events.select(pl.arg_sort_by(TIME_ORDER, nulls_last=True, maintain_order=True)).to_series()
     if order.is_sorted():  # a permutation in ascending order is the identity
         return events
@@ -120,7 +124,10 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
         from logsleuth.recognise.templates import reducer
 
         reduce = reducer(matcher)
-    frames: list[pl.DataFrame] = []
+    from logsleuth.recognise import spill
+
+    budget = spill.Budget(opts.memory_budget)  # the events in memory up to the budget, on disk past it
+    frames: list = []  # each input's events: a DataFrame, or a spill.EventsOnDisk
     files: list[str] = []
     reports: list[InputReport] = []
     seen: dict[tuple, str] = {}
@@ -133,7 +140,7 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
     match.constant_columns = tuple(EVENT_COLUMNS)  # type: ignore[attr-defined]  (literals: no copy needed)
 
     texts = TextStore()  # the events' record texts, out of the table (on disk; see ingest/texts.py)
-    for i, (rep, ev) in enumerate(iter_read(paths, opts, select=matcher.prefilter, reduce=reduce, process=match, texts=texts)):
+    for i, (rep, ev) in enumerate(iter_read(paths, opts, select=matcher.prefilter, reduce=reduce, process=match, texts=texts, hold=lambda: spill.Holder(budget))):
         files.append(rep.name)
         reports.append(rep)
         fp = rep.stats.fingerprint
@@ -153,16 +160,25 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
         matched_records = ev.select(pl.col("line").n_unique()).item() if ev.height else 0
         rep.unmatched_records = rep.records - matched_records
         frames.append(ev.with_columns(file=pl.lit(rep.name), path=pl.lit(rep.name)))
-    if frames:
-        events = concat_aligned(frames)  # one chunk per column, made a column at a time (frames is emptied)
-        clamped_notes(events, packs, reports)  # issue 21: integers wider than 64 bits, clamped
-    else:
-        events = matcher.empty(pl.DataFrame()).with_columns(file=pl.lit(None, dtype=pl.String), path=pl.lit(None, dtype=pl.String))
+        del ev
     # ``file``: the file a line is in, ordered as the inputs were read (ties in time keep that order);
     # ``path``: the log it belongs to (the same, until analysis groups rotated segments)
-    held = [categories(events.with_columns(pl.col("file").cast(file_enum(files))))]
-    events = None
-    events = matcher.complete(in_time_order(held))
+    enum = file_enum(files)
+    if budget.spill is not None:  # past the budget: the parts aligned, typed and completed one by one
+        events = spill.finish(frames, lambda part: matcher.complete(categories(part.with_columns(pl.col("file").cast(enum)))))
+        clamped_notes(events, packs, reports)
+        held = [events]
+        events = None
+        events = in_time_order(held)
+    else:
+        if frames:
+            events = spill.finish(frames, lambda table: table)  # one chunk per column, made a column at a time
+            clamped_notes(events, packs, reports)  # issue 21: integers wider than 64 bits, clamped
+        else:
+            events = matcher.empty(pl.DataFrame()).with_columns(file=pl.lit(None, dtype=pl.String), path=pl.lit(None, dtype=pl.String))
+        held = [categories(events.with_columns(pl.col("file").cast(enum)))]
+        events = None
+        events = matcher.complete(in_time_order(held))
     out = EventSet(events, reports, files, texts)
     if flt is not None:
         flt.resolve(*out.span)
