@@ -48,7 +48,23 @@ def keep(frame: pl.DataFrame, rows: pl.Expr) -> pl.DataFrame:
 def take(frame: pl.DataFrame, rows: pl.Expr, *columns, **named) -> pl.DataFrame:
     """``frame.filter(rows).select(*columns, **named)`` with only the selected columns filtered (an
     eager filter copies every column of the kept rows before the select drops most of them)."""
-    return frame.lazy().filter(rows).select(*columns, **named).collect()
+    from logsleuth.recognise.spill import _collect
+
+    return _collect(frame.lazy().filter(rows).select(*columns, **named))
+
+
+def gather(frame, idx: pl.Series, *exprs: pl.Expr) -> pl.DataFrame:
+    """``frame.select(e.gather(idx) for e in exprs)``: rows of ``frame`` by position (repeats and any
+    order allowed). On a table on disk (recognise/spill.py) only those rows are read, not the
+    columns whole."""
+    if isinstance(frame, pl.DataFrame):
+        return frame.select([e.gather(idx) for e in exprs])
+    from logsleuth.recognise.spill import _collect
+
+    want = idx.cast(pl.UInt32).unique()
+    got = _collect(frame.lazy().with_row_index("_gi").filter(pl.col("_gi").is_in(want.implode())).select("_gi", *exprs))
+    order = pl.DataFrame({"_gi": idx.cast(pl.UInt32)})
+    return order.join(got, on="_gi", how="left", maintain_order="left").drop("_gi")
 
 
 @dataclass

@@ -98,9 +98,9 @@ def in_time_order(held: list[pl.DataFrame]) -> pl.DataFrame:
     events = held.pop()
     if events.height < 2:
         return events
-    from logsleuth.recognise.spill import EventsOnDisk, time_order
+    from logsleuth.recognise.spill import LazyTable, time_order
 
-    if isinstance(events, EventsOnDisk):
+    if isinstance(events, LazyTable):
         return time_order(events, TIME_ORDER)
     order = events.select(pl.arg_sort_by(TIME_ORDER, nulls_last=True, maintain_order=True)).to_series()
     if order.is_sorted():  # a permutation in ascending order is the identity
@@ -159,7 +159,9 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
         rep.events = ev.height
         matched_records = ev.select(pl.col("line").n_unique()).item() if ev.height else 0
         rep.unmatched_records = rep.records - matched_records
-        frames.append(ev.with_columns(file=pl.lit(rep.name), path=pl.lit(rep.name)))
+        named = dict(file=pl.lit(rep.name), path=pl.lit(rep.name))
+        # (on disk: named as its parts are rewritten, in spill.finish)
+        frames.append(ev.with_columns(**named) if isinstance(ev, pl.DataFrame) else (ev, named))
         del ev
     # ``file``: the file a line is in, ordered as the inputs were read (ties in time keep that order);
     # ``path``: the log it belongs to (the same, until analysis groups rotated segments)

@@ -56,9 +56,12 @@ class Spill:
         self._n = 0
         atexit.register(shutil.rmtree, self.dir, True)
 
-    def write(self, frame: pl.DataFrame) -> Path:
+    def path(self) -> Path:
         self._n += 1
-        path = self.dir / f"part-{self._n:06d}.parquet"
+        return self.dir / f"part-{self._n:06d}.parquet"
+
+    def write(self, frame: pl.DataFrame) -> Path:
+        path = self.path()
         frame.write_parquet(path, compression=_COMPRESSION, statistics=False)
         return path
 
@@ -137,27 +140,59 @@ def _aligned(frame: pl.DataFrame, schema: dict) -> pl.DataFrame:
     return frame.select(cols)
 
 
-class EventsOnDisk:
-    """The events table as Parquet parts in order (see the module's doc). ``where``: the rows of
-    the table this view stands for (None: all of them)."""
+def _collect(lf: pl.LazyFrame) -> pl.DataFrame:
+    if not os.environ.get("LOGSLEUTH_SPILL_TRACE"):
+        return lf.collect()
+    import traceback
 
-    def __init__(self, spill: Spill, parts: list[Path], schema: dict, where: pl.Expr | None = None, height: int | None = None):
+    # the questions whose answer took the most memory while it was worked out, and who asked
+    import threading
+
+    def rss() -> int:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    before, top, done = rss(), [0], threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.005):
+            top[0] = max(top[0], rss())
+
+    t = threading.Thread(target=sample, daemon=True)
+    t.start()
+    out = lf.collect()
+    done.set()
+    t.join()
+    grew = (max(top[0], rss()) - before) / 2**20
+    if grew > 8:
+        where = [f"{f.filename.rsplit('logsleuth/', 1)[-1]}:{f.lineno}" for f in traceback.extract_stack()[-5:-1]]
+        print(f"spill: +{grew:.0f} MB while answering {out.estimated_size() / 2**20:.0f} MB ({out.height} x {out.width}) at {' < '.join(reversed(where))}",
+              file=__import__("sys").stderr)
+    return out
+
+
+class LazyTable:
+    """Rows of the events table as a lazy Polars query (see the module's doc): a DataFrame's
+    questions answered by collecting only what each needs. Narrowing steps (``filter``,
+    ``with_columns``, ``with_row_index``, ``drop``) give another LazyTable; questions (``select``,
+    ``sort``, ``row``, ``height`` ...) give what a DataFrame gives."""
+
+    def __init__(self, lf: pl.LazyFrame, spill: Spill, schema: dict | None = None, height: int | None = None):
+        self._lf = lf
         self.spill = spill
-        self.parts = parts
-        self._schema = pl.Schema(schema)
-        self.where = where
+        self._schema = pl.Schema(schema) if schema is not None else None
         self._height = height
 
-    # --- what is answered without loading the table -------------------------------------------
-
     def lazy(self) -> pl.LazyFrame:
-        if not self.parts:
-            return pl.LazyFrame(schema=self._schema)
-        lf = pl.scan_parquet(self.parts, schema=dict(self._schema), missing_columns="insert", extra_columns="ignore")
-        return lf.filter(self.where) if self.where is not None else lf
+        return self._lf
 
     def collect(self) -> pl.DataFrame:
-        return self.lazy().collect()
+        return _collect(self.lazy())
+
+    def _derived(self, lf: pl.LazyFrame, height: int | None = None) -> "LazyTable":
+        return LazyTable(lf, self.spill, height=height)
+
+    # --- answered without loading the table ---------------------------------------------------
 
     @property
     def height(self) -> int:
@@ -172,35 +207,73 @@ class EventsOnDisk:
         return self.height == 0
 
     @property
-    def columns(self) -> list[str]:
-        return list(self._schema.names())
-
-    @property
     def schema(self) -> pl.Schema:
+        if self._schema is None:
+            self._schema = self.lazy().collect_schema()
         return self._schema
 
     @property
-    def width(self) -> int:
-        return len(self._schema)
+    def columns(self) -> list[str]:
+        return list(self.schema.names())
 
-    def filter(self, *predicates, **constraints) -> "EventsOnDisk":
-        e = pl.all_horizontal(*predicates) if predicates else pl.lit(True)
-        for k, v in constraints.items():
-            e = e & (pl.col(k) == v)
-        where = e if self.where is None else self.where & e
-        return EventsOnDisk(self.spill, self.parts, dict(self._schema), where.fill_null(False))
+    @property
+    def width(self) -> int:
+        return len(self.schema)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.height, self.width)
+
+    def filter(self, *predicates, **constraints) -> "LazyTable":
+        return self._derived(self.lazy().filter(*predicates, **constraints))
+
+    def with_columns(self, *exprs, **named) -> "LazyTable":
+        return self._derived(self.lazy().with_columns(*exprs, **named), self._height)
+
+    def with_row_index(self, name: str = "index", offset: int = 0) -> "LazyTable":
+        return self._derived(self.lazy().with_row_index(name, offset), self._height)
+
+    def drop(self, *columns, strict: bool = True) -> "LazyTable":
+        return self._derived(self.lazy().drop(*columns, strict=strict), self._height)
 
     def select(self, *exprs, **named) -> pl.DataFrame:
-        return self.lazy().select(*exprs, **named).collect()
+        return _collect(self.lazy().select(*exprs, **named))
+
+    def sort(self, *by, **kw) -> pl.DataFrame:
+        return _collect(self.lazy().sort(*by, **kw))
+
+    def unique(self, *a, **kw) -> pl.DataFrame:
+        return _collect(self.lazy().unique(*a, **kw))
+
+    def join(self, other, *a, **kw) -> pl.DataFrame:
+        other = other.lazy() if isinstance(other, (pl.DataFrame, LazyTable)) else other
+        return _collect(self.lazy().join(other, *a, **kw))
+
+    def join_asof(self, other, *a, **kw) -> pl.DataFrame:
+        other = other.lazy() if isinstance(other, (pl.DataFrame, LazyTable)) else other
+        return _collect(self.lazy().join_asof(other, *a, **kw))
 
     def group_by(self, *by, **kw) -> "_GroupBy":
         return _GroupBy(self, by, kw)
 
     def slice(self, offset: int, length: int | None = None) -> pl.DataFrame:
-        return self.lazy().slice(offset, length).collect()
+        return _collect(self.lazy().slice(offset, length))
 
     def head(self, n: int = 5) -> pl.DataFrame:
-        return self.lazy().head(n).collect()
+        return _collect(self.lazy().head(n))
+
+    def tail(self, n: int = 5) -> pl.DataFrame:
+        return _collect(self.lazy().tail(n))
+
+    def row(self, index: int, *, named: bool = False):
+        i = index if index >= 0 else self.height + index
+        frame = self.lazy().slice(i, 1).collect()
+        if frame.height == 0:
+            raise IndexError(f"row index {index} is out of bounds")
+        return frame.row(0, named=named)
+
+    def clear(self, n: int = 0) -> pl.DataFrame:
+        return pl.DataFrame(schema=self.schema).clear(n)
 
     def get_column(self, name: str) -> pl.Series:
         return self.lazy().select(name).collect().to_series()
@@ -212,34 +285,64 @@ class EventsOnDisk:
             return self.select(key)
         return self.collect()[key]
 
-    def part_frames(self):
-        """The rows in order, a part at a time (aligned to the view's schema, its filter applied)."""
-        schema = dict(self._schema)
-        for part in self.parts:
-            frame = _aligned(pl.read_parquet(part, columns=[c for c in pl.read_parquet_schema(part) if c in schema]), schema)
-            yield frame.filter(self.where) if self.where is not None else frame
+    def __contains__(self, name: str) -> bool:
+        return name in self.schema
+
+    def __iter__(self):
+        raise TypeError("iterate over a LazyTable's columns: collect() it first")
 
     def iter_slices(self, n_rows: int = 10_000):
-        """The rows in order, ``n_rows`` at a time (each part read once)."""
-        for frame in self.part_frames():
-            yield from frame.iter_slices(n_rows)
+        """The rows in order, ``n_rows`` at a time."""
+        for at in range(0, self.height, n_rows):
+            yield self.slice(at, n_rows)
 
-    # --- changes of the whole table: a rewrite, part by part ---------------------------------------
+    def stored(self) -> "EventsOnDisk":
+        """These rows as parts on disk (streamed: the query is not held)."""
+        path = self.spill.path()
+        self.lazy().sink_parquet(path, compression=_COMPRESSION, statistics=False)
+        return EventsOnDisk(self.spill, [path], dict(self.schema))
 
-    def with_columns(self, *exprs, **named) -> "EventsOnDisk":
-        return self.rewrite(lambda f: f.with_columns(*exprs, **named))
+    # --- anything else: the rows loaded --------------------------------------------------------
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") or name.startswith("_"):
+            raise AttributeError(name)
+        if os.environ.get("LOGSLEUTH_SPILL_TRACE"):  # which questions load the rows (to make them lazy)
+            import traceback
+
+            where = [f"{f.filename.rsplit('logsleuth/', 1)[-1]}:{f.lineno}" for f in traceback.extract_stack()[-4:-1]]
+            print(f"spill: {name} loads the rows at {' < '.join(reversed(where))}", file=__import__("sys").stderr)
+        return getattr(self.collect(), name)
+
+
+class EventsOnDisk(LazyTable):
+    """The events table as Parquet parts, in order."""
+
+    def __init__(self, spill: Spill, parts: list[Path], schema: dict, height: int | None = None):
+        self.parts = parts
+        lf = (pl.scan_parquet(parts, schema=dict(schema), missing_columns="insert", extra_columns="ignore")
+              if parts else pl.LazyFrame(schema=schema))
+        super().__init__(lf, spill, schema, height)
+
+    def stored(self) -> "EventsOnDisk":
+        return self
+
+    def part_frames(self):
+        """The rows in order, a part at a time (aligned to the table's schema)."""
+        schema = dict(self.schema)
+        for part in self.parts:
+            yield _aligned(pl.read_parquet(part, columns=[c for c in pl.read_parquet_schema(part) if c in schema]), schema)
 
     def dropped(self, names) -> "EventsOnDisk":
         """Without these columns (those it has): the parts are read without them from now on."""
-        gone = [c for c in names if c in self._schema]
+        gone = [c for c in names if c in self.schema]
         if not gone:
             return self
-        schema = {c: t for c, t in self._schema.items() if c not in gone}
-        return EventsOnDisk(self.spill, self.parts, schema, self.where, self._height)
+        return EventsOnDisk(self.spill, self.parts, {c: t for c, t in self.schema.items() if c not in gone}, self._height)
 
     def rewrite(self, change, order: pl.Series | None = None) -> "EventsOnDisk":
-        """The table with ``change`` applied to each part (rows in the order ``order`` gives, when
-        given: positions in this view's rows). The view's filter is applied first."""
+        """The table with ``change`` applied to each part, and its rows in the order ``order`` gives
+        when given (positions in this table)."""
         parts: list[Path] = []
         schema: dict | None = None
         if order is None:
@@ -249,12 +352,10 @@ class EventsOnDisk:
                 if frame.height:
                     parts.append(self.spill.write(frame))
         else:
-            if self.where is not None:
-                raise ValueError("rewrite in a new order: of the whole table only")
-            sources = self.parts
-            heights = [pl.scan_parquet(p).select(pl.len()).collect().item() for p in sources]
+            heights = [pl.scan_parquet(p).select(pl.len()).collect().item() for p in self.parts]
             starts = pl.Series([sum(heights[:i]) for i in range(len(heights))], dtype=pl.Int64)
             cache: dict[int, pl.DataFrame] = {}
+            full = dict(self.schema)
             for at in range(0, len(order), PART_ROWS):
                 idx = order.slice(at, PART_ROWS).cast(pl.Int64)
                 which = (starts.search_sorted(idx, side="right") - 1).cast(pl.Int64)
@@ -263,60 +364,64 @@ class EventsOnDisk:
                     if k not in cache:
                         if len(cache) >= 4:
                             cache.pop(next(iter(cache)))
-                        cache[k] = _aligned(pl.read_parquet(sources[k]), dict(self._schema))
+                        cache[k] = _aligned(pl.read_parquet(self.parts[k]), full)
                     sel = (which == k).arg_true()
-                    local = idx.gather(sel) - starts[k]
-                    pieces.append(cache[k][local].with_columns(_k=sel))
+                    pieces.append(cache[k][idx.gather(sel) - starts[k]].with_columns(_k=sel))
                 frame = change(pl.concat(pieces).sort("_k").drop("_k"))
                 schema = schema or dict(frame.schema)
                 parts.append(self.spill.write(frame))
             cache.clear()
         if schema is None:
-            schema = dict(change(pl.DataFrame(schema=self._schema)).schema)
+            schema = dict(change(pl.DataFrame(schema=self.schema)).schema)
         return EventsOnDisk(self.spill, parts, schema)
-
-    # --- anything else: the rows this view stands for, loaded -------------------------------------
-
-    def __getattr__(self, name: str):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(self.collect(), name)
 
 
 class _GroupBy:
     """``EventsOnDisk.group_by``: each aggregation collected (a DataFrame, as a DataFrame's gives)."""
 
-    def __init__(self, view: "EventsOnDisk", by, kw):
+    def __init__(self, view: "LazyTable", by, kw):
         self._view, self._by, self._kw = view, by, kw
 
     def __getattr__(self, name: str):
         fn = getattr(self._view.lazy().group_by(*self._by, **self._kw), name)
-        return lambda *a, **k: fn(*a, **k).collect()
+        return lambda *a, **k: _collect(fn(*a, **k))
 
     def __iter__(self):  # the groups as frames: the rows loaded
         return iter(self._view.collect().group_by(*self._by, **self._kw))
 
 
 def finish(tables: list, complete) -> pl.DataFrame | EventsOnDisk:
-    """The run's table from each input's events (a DataFrame, or an EventsOnDisk past the budget),
-    in input order: in memory (one chunk per column, made a column at a time), or, when any input
-    went to disk, every input's parts aligned to one schema and ``complete``-d, each in turn."""
+    """The run's table from each input's events, in input order: a DataFrame, or past the budget
+    (EventsOnDisk, {column: expression} naming its rows' input). In memory: one chunk per column,
+    made a column at a time. When any input went to disk: every input's parts, named, aligned to
+    one schema and ``complete``-d, each in turn."""
     from logsleuth.ingest.reader import concat_aligned
 
-    disk = next((t for t in tables if isinstance(t, EventsOnDisk)), None)
+    disk = next((t for t in tables if isinstance(t, tuple)), None)
     if disk is None:
         return complete(concat_aligned(tables))
-    spill = disk.spill
-    parts: list[Path] = []
+    spill = disk[0].spill
+    parts: list[tuple[Path, dict | None]] = []
     for t in tables:
-        parts += t.parts if isinstance(t, EventsOnDisk) else [spill.write(t)]
+        parts += [(p, t[1]) for p in t[0].parts] if isinstance(t, tuple) else [(spill.write(t), None)]
     tables.clear()
-    view = EventsOnDisk(spill, parts, unified_schema(parts))
-    return view.rewrite(complete)
+    named = {c: t for c, t in unified_schema([p for p, _ in parts]).items()}
+    for c in ("file", "path"):
+        named.setdefault(c, pl.String)
+    out: list[Path] = []
+    schema: dict | None = None
+    for part, names in parts:
+        frame = pl.read_parquet(part)
+        frame = complete(_aligned(frame.with_columns(**names) if names else frame, named))
+        schema = schema or dict(frame.schema)
+        out.append(spill.write(frame))
+        part.unlink()
+    return EventsOnDisk(spill, out, schema or {})
 
 
-def time_order(view: EventsOnDisk, keys: list[str]) -> EventsOnDisk:
-    """The view in (keys) order, nulls last, ties in their order (``events.in_time_order``)."""
+def time_order(table: LazyTable, keys: list[str]) -> EventsOnDisk:
+    """The table on disk in (keys) order, nulls last, ties in their order (``events.in_time_order``)."""
+    view = table.stored()
     order = view.select(pl.arg_sort_by(keys, nulls_last=True, maintain_order=True)).to_series()
     if order.is_sorted():
         return view

@@ -20,7 +20,7 @@ import datetime as dt
 import polars as pl
 
 from logsleuth.detectors.pulsar.client_only import stuck_on_client
-from logsleuth.detectors.base import Context, Detector, evidence, keep, take, fmt_duration, fmt_time, line_ref, ordered_evidence, plural, rows, safe, segment_of
+from logsleuth.detectors.base import Context, Detector, evidence, gather, keep, take, fmt_duration, fmt_time, line_ref, ordered_evidence, plural, rows, safe, segment_of
 from logsleuth.detectors.finding import Evidence, Finding
 
 MIN_ATTEMPTS = 3
@@ -111,8 +111,8 @@ def _broker_side(ctx: Context, ev: pl.DataFrame, ends: dict) -> tuple[list[Findi
     # each stretch's first and last rejection as whole rows (all columns but the group keys)
     fields = [c for c in ev.columns if c not in KEY]
     groups = groups.with_columns(
-        first_row=ev.select(pl.struct(fields).gather(groups["_first_ev"])).to_series(),
-        last_row=ev.select(pl.struct(fields).gather(groups["_last_ev"])).to_series(),
+        first_row=gather(ev, groups["_first_ev"], pl.struct(fields)).to_series(),
+        last_row=gather(ev, groups["_last_ev"], pl.struct(fields)).to_series(),
     ).drop("_first_ev", "_last_ev")
     # recovery: "Created new producer" for the same key after the rejections began,
     # or the connection closed (the client reconnected or restarted)
