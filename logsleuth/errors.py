@@ -13,3 +13,8 @@ class PatternError(LogsleuthError):
 
 class PackError(LogsleuthError):
     """A pattern pack or layout file that fails validation."""
+
+
+class RunError(LogsleuthError):
+    """A problem of the whole run, not of one input (e.g. no room for the events past the memory
+    budget): reading the other inputs would not help."""

@@ -11,7 +11,7 @@ from typing import Annotated, Optional
 import typer
 
 from logsleuth.cli.options import (
-    _FORMAT_BY_SUFFIX, AnalyzeFormat, ColorMode, ColorOpt, ConfigOpt, DateOpt, DisplayTzOpt, LayoutOpt, LayoutPatternOpt,
+    _FORMAT_BY_SUFFIX, AnalyzeFormat, ColorMode, ColorOpt, ConfigOpt, DateOpt, DisplayTzOpt, LayoutOpt, LayoutPatternOpt, MemoryBudgetOpt,
     NoConfigOpt, Paths, PatternsOpt, Severity, SinceOpt, SkewMode, SkewOpt, TzOpt, UntilOpt, _incident_window,
     read_options, set_view,
 )
@@ -44,6 +44,7 @@ def analyze(
     date: DateOpt = None,
     layout: LayoutOpt = None,
     layout_pattern: LayoutPatternOpt = None,
+    memory_budget: MemoryBudgetOpt = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Everything: routine notes, all evidence and subject fields, confidence reasons, info findings in full.")] = False,
     no_pager: Annotated[bool, typer.Option("--no-pager", help="On a terminal, do not page long output (also LOGSLEUTH_PAGER=).")] = False,
     display_tz: DisplayTzOpt = None,
@@ -64,7 +65,7 @@ def analyze(
 
     zone = set_view(display_tz, color)
     check_names(detector)
-    opts = read_options(tz, date, layout, layout_pattern)
+    opts = read_options(tz, date, layout, layout_pattern, memory_budget)
     packs = load_packs(patterns)
     det_opts: dict = {}
     if sarama_config:
@@ -209,6 +210,7 @@ def report(
     date: DateOpt = None,
     layout: LayoutOpt = None,
     layout_pattern: LayoutPatternOpt = None,
+    memory_budget: MemoryBudgetOpt = None,
     display_tz: DisplayTzOpt = None,
     config: ConfigOpt = None,
     no_config: NoConfigOpt = False,
@@ -222,7 +224,7 @@ def report(
     fmt = _FORMAT_BY_SUFFIX.get(output.suffix.lower())
     if fmt not in (AnalyzeFormat.html, AnalyzeFormat.markdown):
         raise LogsleuthError(f"{output}: the report is .html or .md (the name decides)")
-    opts = read_options(tz, date, layout, layout_pattern)
+    opts = read_options(tz, date, layout, layout_pattern, memory_budget)
     packs = load_packs(patterns)
     det_opts: dict = {}
     if sarama_config:

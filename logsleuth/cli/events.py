@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from logsleuth.cli.options import (
-    ColorMode, ColorOpt, ConfigOpt, DateOpt, DisplayTzOpt, EventsFormat, LayoutOpt, LayoutPatternOpt, NoConfigOpt, Paths,
+    ColorMode, ColorOpt, ConfigOpt, DateOpt, DisplayTzOpt, EventsFormat, LayoutOpt, LayoutPatternOpt, MemoryBudgetOpt, NoConfigOpt, Paths,
     PatternsOpt, SinceOpt, TzOpt, UntilOpt, read_options, set_view,
 )
 from logsleuth.errors import LogsleuthError
@@ -49,6 +49,7 @@ def events(
     date: DateOpt = None,
     layout: LayoutOpt = None,
     layout_pattern: LayoutPatternOpt = None,
+    memory_budget: MemoryBudgetOpt = None,
     display_tz: DisplayTzOpt = None,
     color: ColorOpt = ColorMode.auto,
     config: ConfigOpt = None,
@@ -68,7 +69,7 @@ def events(
         raise LogsleuthError(f"{modes[0]} prints lines for pipes: give no --format (or --format grep)")
     rank = _level(level)
     matches = _regex(grep, ignore_case)
-    opts = read_options(tz, date, layout, layout_pattern)
+    opts = read_options(tz, date, layout, layout_pattern, memory_budget)
     packs = load_packs(patterns)
     flt = ev.EventFilter(since_text=since, until_text=until, zone=zone, events=event or [], systems=system or [], say_copies=True)
     result = ev.collect(paths, opts, packs, flt)

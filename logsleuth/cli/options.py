@@ -28,6 +28,14 @@ DateOpt = Annotated[
 ]
 
 
+MemoryBudgetOpt = Annotated[
+    Optional[str],
+    typer.Option("--memory-budget", envvar="LOGSLEUTH_MEMORY_BUDGET", metavar="SIZE",
+                 help="Memory for the events table (default 256M): past it the events go to Parquet files in a temporary directory "
+                      "($LOGSLEUTH_SPILL_DIR, else $TMPDIR) and are read back as needed; 0: always on disk; off: never."),
+]
+
+
 LayoutOpt = Annotated[Optional[str], typer.Option("--layout", metavar="ID", help="Force a built-in layout by id (see 'logsleuth patterns layouts').")]
 
 
@@ -172,7 +180,7 @@ def unread_inputs() -> list[str]:
     return [msg for opts in RUN_OPTIONS for msg in opts.failed]
 
 
-def read_options(tz: list[str] | None, date: list[str] | None, layout: str | None, layout_pattern: list[str] | None):
+def read_options(tz: list[str] | None, date: list[str] | None, layout: str | None, layout_pattern: list[str] | None, memory_budget: str | None = None):
     """CLI strings -> ReadOptions (validated; errors are one line, exit 2)."""
     import datetime as dt
 
@@ -182,12 +190,10 @@ def read_options(tz: list[str] | None, date: list[str] | None, layout: str | Non
 
     opts = ReadOptions()
     RUN_OPTIONS.append(opts)
-    import os
-
-    if os.environ.get("LOGSLEUTH_MEMORY_BUDGET"):
+    if memory_budget is not None:
         from logsleuth.recognise.spill import parse_budget
 
-        opts.memory_budget = parse_budget(os.environ["LOGSLEUTH_MEMORY_BUDGET"])
+        opts.memory_budget = parse_budget(memory_budget)
     for item in tz or []:
         if "=" in item:
             pattern, zone = item.rsplit("=", 1)

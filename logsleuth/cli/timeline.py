@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from logsleuth.cli.options import (
-    ColorMode, ColorOpt, ConfigOpt, DateOpt, DisplayTzOpt, LayoutOpt, LayoutPatternOpt, NoConfigOpt, Paths, PatternsOpt,
+    ColorMode, ColorOpt, ConfigOpt, DateOpt, DisplayTzOpt, LayoutOpt, LayoutPatternOpt, MemoryBudgetOpt, NoConfigOpt, Paths, PatternsOpt,
     SinceOpt, SkewMode, SkewOpt, TimelineFormat, TzOpt, UntilOpt, read_options, set_view,
 )
 from logsleuth.errors import LogsleuthError
@@ -34,6 +34,7 @@ def timeline(
     date: DateOpt = None,
     layout: LayoutOpt = None,
     layout_pattern: LayoutPatternOpt = None,
+    memory_budget: MemoryBudgetOpt = None,
     no_pager: Annotated[bool, typer.Option("--no-pager", help="On a terminal, do not page long output.")] = False,
     display_tz: DisplayTzOpt = None,
     color: ColorOpt = ColorMode.auto,
@@ -55,7 +56,7 @@ def timeline(
     from logsleuth.ingest.timeparse import parse_when
 
     zone = set_view(display_tz, color)
-    opts = read_options(tz, date, layout, layout_pattern)
+    opts = read_options(tz, date, layout, layout_pattern, memory_budget)
     packs = load_packs(patterns)
     flt = ev.EventFilter(since_text=since, until_text=until, zone=zone, events=event or [], systems=system or [], say_copies=True)
     from logsleuth.render.console import colors_forced

@@ -382,16 +382,10 @@ def read_source(
         time_from = _time_sources(recs)
         recs = clock.finalize(recs)
         out = None
-    if out is not None and out.height and out["ts"].null_count() < out.height:
-        if isinstance(out, pl.DataFrame):
-            recs = pl.concat([recs.select("ts", "ts_text"), out.select("ts", "ts_text")])
-        else:  # on disk: the first of the earliest and the first of the latest are all arg_min/max below can pick
-            ends = out.lazy().select(
-                [pl.col(c).filter(pl.col("ts") == pl.col("ts").min()).first() for c in ("ts", "ts_text")]
-            ).collect().vstack(out.lazy().select(
-                [pl.col(c).filter(pl.col("ts") == pl.col("ts").max()).first() for c in ("ts", "ts_text")]
-            ).collect())
-            recs = pl.concat([recs.select("ts", "ts_text"), ends])
+    if isinstance(out, pl.DataFrame) and out.height and out["ts"].null_count() < out.height:
+        recs = pl.concat([recs.select("ts", "ts_text"), out.select("ts", "ts_text")])
+    elif out is not None and not isinstance(out, pl.DataFrame) and out.ends is not None:  # on disk (see _finalize_parts)
+        recs = pl.concat([recs.select("ts", "ts_text"), out.ends])
     if clock.out_of_range:  # issue 21: dates outside the range are noted (timeparse.YEAR_MIN..YEAR_MAX)
         stats.note(clock.range_note() or "")
     if rparts:
@@ -426,7 +420,7 @@ def read_source(
     if out is not None:
         # the stamps' texts went to the text store with the records' (texts.STORED): not kept twice
         gone = ("rid", "env_ts", "ts_text") if texts is not None else ("rid", "env_ts")
-        recs = out.drop([c for c in gone if c in out.columns]) if isinstance(out, pl.DataFrame) else out.dropped(gone)
+        recs = out.drop([c for c in gone if c in out.columns]) if isinstance(out, pl.DataFrame) else out.later(gone)
     else:
         recs = recs.filter(pl.col("_selected")).drop("_selected", "rid", "env_ts")
     if select is None:
@@ -476,26 +470,44 @@ def _time_sources(recs: pl.DataFrame) -> dict[str, int]:
 
 
 def _finalize_parts(clock: FileClock, kept, stored: bool):
-    """``clock.finalize`` of events on disk (a recognise.spill.EventsOnDisk), part by part: the
-    same times, and the same count of stamps out of range, as one call on the whole table."""
+    """``clock.finalize`` of events on disk (a recognise.spill.EventsOnDisk), without rewriting them:
+    the final times of the parts are worked out here from their time columns only, for what the
+    reader needs of them now (the count of stamps out of range, as one call on the whole table
+    would count them, and the earliest and latest stamp: ``.ends``); the parts themselves are
+    made final when the run's table is put together (``.change``, applied by spill.finish)."""
     counted, example = clock.out_of_range, clock.out_of_range_example
     total = 0
-
-    def one(part: pl.DataFrame) -> pl.DataFrame:
-        nonlocal total, example
+    ends: list[pl.DataFrame] = []
+    cols = [c for c in ("_ts_aware", "_ts_naive", "env_ts", "ts_text", "_tod") if c in kept.schema]
+    for part in kept.part_frames(cols):
         clock.out_of_range = 0
-        out = clock.finalize(part)
+        final = clock.finalize(part).select("ts", "ts_text")
         if clock.out_of_range and total == 0:
             example = clock.out_of_range_example
         total += clock.out_of_range
-        return out
-
-    out = kept.rewrite(one)
+        if final["ts"].null_count() < final.height:  # the first of the earliest and the first of the latest
+            ends.append(final.select([pl.col(c).filter(pl.col("ts") == pl.col("ts").min()).first() for c in ("ts", "ts_text")]))
+            ends.append(final.select([pl.col(c).filter(pl.col("ts") == pl.col("ts").max()).first() for c in ("ts", "ts_text")]))
     if total > counted:
         clock.out_of_range, clock.out_of_range_example = total, example
     else:
-        clock.out_of_range = counted
-    return out
+        clock.out_of_range, clock.out_of_range_example = counted, clock.out_of_range_example
+    state = (clock.out_of_range, clock.out_of_range_example)
+
+    def change(part: pl.DataFrame) -> pl.DataFrame:
+        out = clock.finalize(part)
+        clock.out_of_range, clock.out_of_range_example = state  # counted above, once
+        return out
+
+    kept.change = change
+    kept.ends = None
+    if ends:
+        cand = pl.concat(ends)
+        kept.ends = pl.concat([
+            cand.select([pl.col(c).filter(pl.col("ts") == pl.col("ts").min()).first() for c in ("ts", "ts_text")]),
+            cand.select([pl.col(c).filter(pl.col("ts") == pl.col("ts").max()).first() for c in ("ts", "ts_text")]),
+        ])
+    return kept
 
 
 def _nothing_processed(process: Process) -> pl.DataFrame:
@@ -586,7 +598,9 @@ def iter_read(
     results = _in_order(one, sources, 2 if len(sources) > 1 and not any(x.is_stdin for x in sources) else 1)
     for src, (rep, recs, err) in zip(sources, results):
         if err is not None:
-            if len(sources) == 1 and not src.from_directory:
+            from logsleuth.errors import RunError
+
+            if isinstance(err, RunError) or (len(sources) == 1 and not src.from_directory):
                 raise err
             rep.skipped_input = str(err).split(": ", 1)[-1] if str(err).startswith(src.name + ": ") else str(err)
             skipped += 1

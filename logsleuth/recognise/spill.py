@@ -52,7 +52,10 @@ class Spill:
 
     def __init__(self) -> None:
         base = os.environ.get("LOGSLEUTH_SPILL_DIR") or None
-        self.dir = Path(tempfile.mkdtemp(prefix="logsleuth-events-", dir=base))
+        try:
+            self.dir = Path(tempfile.mkdtemp(prefix="logsleuth-events-", dir=base))
+        except OSError as e:
+            raise _no_room(base or tempfile.gettempdir(), e) from None
         self._n = 0
         atexit.register(shutil.rmtree, self.dir, True)
 
@@ -62,8 +65,20 @@ class Spill:
 
     def write(self, frame: pl.DataFrame) -> Path:
         path = self.path()
-        frame.write_parquet(path, compression=_COMPRESSION, statistics=False)
+        try:
+            frame.write_parquet(path, compression=_COMPRESSION, statistics=False)
+        except OSError as e:
+            raise _no_room(str(self.dir), e) from None
         return path
+
+
+def _no_room(where: str, e: OSError):
+    from logsleuth.errors import RunError
+
+    return RunError(
+        f"the events past --memory-budget go to disk, and {where} cannot take them ({e.strerror or e}): "
+        "set LOGSLEUTH_SPILL_DIR to a directory with room, or raise --memory-budget"
+    )
 
 
 def _estimated(frame: pl.DataFrame) -> int:
@@ -299,7 +314,10 @@ class LazyTable:
     def stored(self) -> "EventsOnDisk":
         """These rows as parts on disk (streamed: the query is not held)."""
         path = self.spill.path()
-        self.lazy().sink_parquet(path, compression=_COMPRESSION, statistics=False)
+        try:
+            self.lazy().sink_parquet(path, compression=_COMPRESSION, statistics=False)
+        except OSError as e:
+            raise _no_room(str(self.spill.dir), e) from None
         return EventsOnDisk(self.spill, [path], dict(self.schema))
 
     # --- anything else: the rows loaded --------------------------------------------------------
@@ -327,18 +345,21 @@ class EventsOnDisk(LazyTable):
     def stored(self) -> "EventsOnDisk":
         return self
 
-    def part_frames(self):
-        """The rows in order, a part at a time (aligned to the table's schema)."""
-        schema = dict(self.schema)
+    change = None  # a change of each part still to be made (spill.finish makes it): see later()
+    ends = None
+
+    def part_frames(self, columns: list[str] | None = None):
+        """The rows in order, a part at a time (aligned to the table's schema, or these of its columns)."""
+        schema = {c: t for c, t in self.schema.items() if columns is None or c in columns}
         for part in self.parts:
             yield _aligned(pl.read_parquet(part, columns=[c for c in pl.read_parquet_schema(part) if c in schema]), schema)
 
-    def dropped(self, names) -> "EventsOnDisk":
-        """Without these columns (those it has): the parts are read without them from now on."""
-        gone = [c for c in names if c in self.schema]
-        if not gone:
-            return self
-        return EventsOnDisk(self.spill, self.parts, {c: t for c, t in self.schema.items() if c not in gone}, self._height)
+    def later(self, gone) -> "EventsOnDisk":
+        """This table with ``change`` still to be made on each part and then these columns dropped
+        (spill.finish does both, in the one rewrite of the run's table)."""
+        first = self.change or (lambda f: f)
+        self.change = lambda f: (lambda g: g.drop([c for c in gone if c in g.columns]))(first(f))
+        return self
 
     def rewrite(self, change, order: pl.Series | None = None) -> "EventsOnDisk":
         """The table with ``change`` applied to each part, and its rows in the order ``order`` gives
@@ -401,18 +422,27 @@ def finish(tables: list, complete) -> pl.DataFrame | EventsOnDisk:
     if disk is None:
         return complete(concat_aligned(tables))
     spill = disk[0].spill
-    parts: list[tuple[Path, dict | None]] = []
+    # (part, the schema of its input's parts, its input's name columns, the change still to make)
+    parts: list[tuple[Path, dict, dict | None, object]] = []
     for t in tables:
-        parts += [(p, t[1]) for p in t[0].parts] if isinstance(t, tuple) else [(spill.write(t), None)]
+        if isinstance(t, tuple):
+            parts += [(p, dict(t[0].schema), t[1], t[0].change) for p in t[0].parts]
+        else:
+            parts.append((spill.write(t), dict(t.schema), None, None))
     tables.clear()
-    named = {c: t for c, t in unified_schema([p for p, _ in parts]).items()}
-    for c in ("file", "path"):
-        named.setdefault(c, pl.String)
+
+    def made(frame: pl.DataFrame, schema: dict, names: dict | None, change) -> pl.DataFrame:
+        frame = _aligned(frame, schema)
+        frame = change(frame) if change is not None else frame
+        return frame.with_columns(**names) if names else frame
+
+    # the schema of the parts once made (one row of each part, made, tells it)
+    named = dict(pl.concat([pl.DataFrame(schema=made(pl.read_parquet(p, n_rows=1), *rest).schema) for p, *rest in parts],
+                           how="diagonal_relaxed").schema)
     out: list[Path] = []
     schema: dict | None = None
-    for part, names in parts:
-        frame = pl.read_parquet(part)
-        frame = complete(_aligned(frame.with_columns(**names) if names else frame, named))
+    for part, *rest in parts:
+        frame = complete(_aligned(made(pl.read_parquet(part), *rest), named))
         schema = schema or dict(frame.schema)
         out.append(spill.write(frame))
         part.unlink()
