@@ -39,7 +39,12 @@ class Result:
 
 # settings a developer's shell may hold that would change what the tests see (docs/cli.md)
 _SETTINGS_ENV = ("LOGSLEUTH_CONFIG", "LOGSLEUTH_TZ", "LOGSLEUTH_DISPLAY_TZ", "LOGSLEUTH_COLOR", "LOGSLEUTH_PATTERNS",
-                 "LOGSLEUTH_SARAMA_CONFIG", "NO_COLOR", "FORCE_COLOR")
+                 "LOGSLEUTH_SARAMA_CONFIG", "LOGSLEUTH_MEMORY_BUDGET", "LOGSLEUTH_SPILL_DIR", "NO_COLOR", "FORCE_COLOR")
+
+
+# LOGSLEUTH_TEST_MEMORY_BUDGET=0 pytest: every CLI run of the suite with its events table on disk
+# (--memory-budget; the answers must be the same)
+_TEST_BUDGET = os.environ.get("LOGSLEUTH_TEST_MEMORY_BUDGET")
 
 
 def _env(env: dict | None) -> dict:
@@ -50,6 +55,8 @@ def _env(env: dict | None) -> dict:
     for name in _SETTINGS_ENV:
         e.pop(name, None)
     e["XDG_CONFIG_HOME"] = str(ROOT / "tests" / "no-such-config-home")  # not the developer's ~/.config/logsleuth
+    if _TEST_BUDGET is not None:
+        e["LOGSLEUTH_MEMORY_BUDGET"] = _TEST_BUDGET
     if env:
         e.update(env)
     return e

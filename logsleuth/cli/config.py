@@ -44,6 +44,8 @@ KEYS = [
         "the sarama settings in use: \"Net.DialTimeout=5s,Producer.Retry.Max=1\" or a table {\"Net.DialTimeout\" = \"5s\"}"),
     Key("display-tz", "display_tz", "LOGSLEUTH_DISPLAY_TZ", "str", "the zone human outputs show times in: an IANA name, local or UTC"),
     Key("color", "color", "LOGSLEUTH_COLOR", "choice", "auto, always or never"),
+    Key("memory-budget", "memory_budget", "LOGSLEUTH_MEMORY_BUDGET", "str",
+        "memory for the events table: \"256M\", \"1G\"; past it the events go to disk (\"0\": always, \"off\": never)"),
     Key("pager", None, "LOGSLEUTH_PAGER", "pager", "the pager for long terminal output (\"less -S\"), or false for none"),
 ]
 BY_NAME = {k.name: k for k in KEYS}
@@ -58,6 +60,8 @@ ENV_VARS = [
     ("LOGSLEUTH_COLOR", "--color"),
     ("LOGSLEUTH_PATTERNS", "--patterns (directories separated by ':')"),
     ("LOGSLEUTH_SARAMA_CONFIG", "--sarama-config"),
+    ("LOGSLEUTH_MEMORY_BUDGET", "--memory-budget"),
+    ("LOGSLEUTH_SPILL_DIR", "where the events past the budget go ($TMPDIR)"),
     ("LOGSLEUTH_PAGER", "the pager; empty or 'cat': none (--no-pager)"),
     ("PAGER", "the pager without LOGSLEUTH_PAGER (default: less)"),
     ("LESS", "less's options (default: FRX)"),
@@ -252,6 +256,7 @@ def _default(k: Key) -> str:
         "sarama-config": "sarama's defaults",
         "display-tz": "UTC",
         "color": "auto",
+        "memory-budget": "256M",
         "pager": "less",
     }[k.name]
 

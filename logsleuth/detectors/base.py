@@ -67,6 +67,16 @@ def gather(frame, idx: pl.Series, *exprs: pl.Expr) -> pl.DataFrame:
     return order.join(got, on="_gi", how="left", maintain_order="left").drop("_gi")
 
 
+def rows_at(frame, positions: list[int]) -> dict[int, dict]:
+    """{position: ``frame.row(position, named=True)``} for these positions: on a table on disk, one
+    read for all of them instead of one per row."""
+    if isinstance(frame, pl.DataFrame) or not positions:
+        return {i: frame.row(i, named=True) for i in positions}
+    idx = pl.Series(sorted(set(positions)), dtype=pl.UInt32)
+    got = gather(frame, idx, pl.exclude("_gi"))
+    return dict(zip(idx.to_list(), got.iter_rows(named=True)))
+
+
 @dataclass
 class Context:
     events: pl.DataFrame  # every event of every input, ordered by (ts, file, line)

@@ -158,6 +158,12 @@ def _aligned(frame: pl.DataFrame, schema: dict) -> pl.DataFrame:
 def _collect(lf: pl.LazyFrame) -> pl.DataFrame:
     if not os.environ.get("LOGSLEUTH_SPILL_TRACE"):
         return lf.collect()
+    if os.environ.get("LOGSLEUTH_SPILL_TRACE") == "count":  # how many queries each line of code asks
+        import traceback
+
+        f = traceback.extract_stack()[-3]
+        print(f"spill: query at {f.filename.rsplit('logsleuth/', 1)[-1]}:{f.lineno}", file=__import__("sys").stderr)
+        return lf.collect()
     import traceback
 
     # the questions whose answer took the most memory while it was worked out, and who asked
@@ -197,6 +203,7 @@ class LazyTable:
         self.spill = spill
         self._schema = pl.Schema(schema) if schema is not None else None
         self._height = height
+        self._empty: pl.DataFrame | None = None
 
     def lazy(self) -> pl.LazyFrame:
         return self._lf
@@ -212,7 +219,7 @@ class LazyTable:
     @property
     def height(self) -> int:
         if self._height is None:
-            self._height = int(self.lazy().select(pl.len()).collect().item())
+            self._height = int(_collect(self.lazy().select(pl.len())).item())
         return self._height
 
     def __len__(self) -> int:
@@ -282,16 +289,18 @@ class LazyTable:
 
     def row(self, index: int, *, named: bool = False):
         i = index if index >= 0 else self.height + index
-        frame = self.lazy().slice(i, 1).collect()
+        frame = _collect(self.lazy().slice(i, 1))
         if frame.height == 0:
             raise IndexError(f"row index {index} is out of bounds")
         return frame.row(0, named=named)
 
     def clear(self, n: int = 0) -> pl.DataFrame:
-        return pl.DataFrame(schema=self.schema).clear(n)
+        if self._empty is None:
+            self._empty = pl.DataFrame(schema=self.schema)
+        return self._empty.clear(n)
 
     def get_column(self, name: str) -> pl.Series:
-        return self.lazy().select(name).collect().to_series()
+        return _collect(self.lazy().select(name)).to_series()
 
     def __getitem__(self, key):
         if isinstance(key, str):

@@ -20,7 +20,7 @@ import datetime as dt
 import polars as pl
 
 from logsleuth.detectors.pulsar.client_only import stuck_on_client
-from logsleuth.detectors.base import Context, Detector, evidence, gather, keep, take, fmt_duration, fmt_time, line_ref, ordered_evidence, plural, rows, safe, segment_of
+from logsleuth.detectors.base import Context, Detector, evidence, gather, keep, rows_at, take, fmt_duration, fmt_time, line_ref, ordered_evidence, plural, rows, safe, segment_of
 from logsleuth.detectors.finding import Evidence, Finding
 
 MIN_ATTEMPTS = 3
@@ -229,6 +229,7 @@ def _link_dangling(ev: pl.DataFrame, stuck: pl.DataFrame) -> list[dict]:
     last_cr = _last_creations(cr, stuck)
     cr_by_path = {k[0]: g for k, g in cr.group_by("path")} if cr.height else {}
     empty_cr = cr.clear()
+    wanted: list[tuple[dict, str, int]] = []  # (where, key, row of ev): the whole rows, fetched at once below
     for s in out:
         s.update(creating=None, answered=None, ownership=None, inferred=None)
         if s["producer_id"] is None or s["connection"] is None:
@@ -246,8 +247,7 @@ def _link_dangling(ev: pl.DataFrame, stuck: pl.DataFrame) -> list[dict]:
             ids = near.select("connection", "producer_id", "topic").unique()
             if ids.height == 1:
                 r = rows(near.sort("cr_ts").tail(1))[0]
-                s["inferred"] = ev.row(r["cr_ev"], named=True)
-                s["creating"] = ev.row(r["cr_ev"], named=True)
+                wanted += [(s, "inferred", r["cr_ev"]), (s, "creating", r["cr_ev"])]
                 for col in ("connection", "producer_id", "topic"):
                     if s[col] is None:
                         s[col] = r[col]
@@ -255,10 +255,14 @@ def _link_dangling(ev: pl.DataFrame, stuck: pl.DataFrame) -> list[dict]:
             last = last_cr.get(s[RUN])
             if last is not None:
                 if last["answered_at"] is None or last["answered_at"] > s["first"]:
-                    s["creating"] = ev.row(last["cr_ev"], named=True)
+                    wanted.append((s, "creating", last["cr_ev"]))
                 else:  # the future of the last creation did complete: nothing dangles from it
-                    s["answered"] = {"creation": ev.row(last["cr_ev"], named=True), "line": last["answer"], "file": last["answer_file"], "path": s["path"],
+                    s["answered"] = {"creation": None, "line": last["answer"], "file": last["answer_file"], "path": s["path"],
                                      "event": last["answer_event"], "at": last["answered_at"]}
+                    wanted.append((s["answered"], "creation", last["cr_ev"]))
+    fetched = rows_at(ev, [i for _, _, i in wanted])
+    for where, key, i in wanted:
+        where[key] = fetched[i]
     if warn.height:
         _ownership(warn, out)
     return out
