@@ -228,7 +228,9 @@ ISSUE16_INPUTS = {
     "sparse": ("broker log, 1.5M lines, 2 % events", dict(size=None, lines=1_500_000)),
     "sparse6m": ("broker log, 6M lines, 2 % events", dict(size=None, lines=6_000_000)),
     "dense": ("reconnect storm, 1.5M lines, ~45 % of them producer/connection events", dict(size=None, lines=1_500_000, event_rate=0.5)),
+    "dense6m": ("reconnect storm, 6M lines, ~45 % of them producer/connection events", dict(size=None, lines=6_000_000, event_rate=0.5)),
 }
+OFF = "logsleuth analyze --memory-budget off"  # the dense inputs: what the budget (default 256M) buys
 EVENT_FORMATS = ("grep", "ndjson", "csv")
 
 
@@ -275,6 +277,8 @@ def goals(results: dict[str, tuple[int, dict[str, Row]]], startup: dict[str, Row
         if have("dense", tool):
             out.append(Goal(f"dense: `events --format {f}` rate", 1.0, rate("dense", tool), "M lines/s", True))
             out.append(Goal(f"dense: `events --format {f}` peak RSS", 400, have("dense", tool).rss_mb, "MB", False))
+    if have("dense6m", "logsleuth analyze"):
+        out.append(Goal("6M dense: `analyze` peak RSS", 400, have("dense6m", "logsleuth analyze").rss_mb, "MB", False))
     if have("sparse6m", "logsleuth analyze"):
         out.append(Goal("6M sparse: `analyze` rate", 2.5, rate("sparse6m", "logsleuth analyze"), "M lines/s", True))
         out.append(Goal("6M sparse: `analyze` peak RSS", 300, have("sparse6m", "logsleuth analyze").rss_mb, "MB", False))
@@ -304,6 +308,8 @@ def issue16(data: Data, runs: int, inputs: list[str], only: list[str] | None, st
         title, gen = ISSUE16_INPUTS[key]
         target = data.broker(**gen)
         tools = {"logsleuth analyze": f"{EXE} analyze {target} --tz UTC --format json"}
+        if key.startswith("dense"):
+            tools[OFF] = f"{EXE} analyze {target} --tz UTC --format json --memory-budget off"
         for f in EVENT_FORMATS:
             tools[f"logsleuth events --format {f}"] = f"{EXE} events {target} --tz UTC --format {f}"
         tools |= grep_tools(target, False, data.lits)
@@ -363,7 +369,7 @@ def main() -> None:
     ap.add_argument("--clients", type=int, help="instead: this many client log files (60k lines each)")
     ap.add_argument("--all", action="store_true", help="the published set: 1.5M lines, 3 GB, 3 GB gzipped, 50 client files")
     ap.add_argument("--issue16", action="store_true", help="the speed-and-memory set: sparse 1.5M, sparse 6M, dense 1.5M; every events format; start-up; the goals")
-    ap.add_argument("--inputs", default=",".join(ISSUE16_INPUTS), help=f"with --issue16: which inputs ({', '.join(ISSUE16_INPUTS)})")
+    ap.add_argument("--inputs", default="sparse,sparse6m,dense", help=f"with --issue16: which inputs ({', '.join(ISSUE16_INPUTS)})")
     ap.add_argument("--tools", help="with --issue16: only the tools whose name holds one of these comma-separated words (rg is always run; 'start-up' for the start-up rows)")
     ap.add_argument("--startup-runs", type=int, default=10)
     ap.add_argument("--runs", type=int, default=3)

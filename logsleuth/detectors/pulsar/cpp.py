@@ -30,4 +30,6 @@ def with_server_messages(cli: pl.DataFrame) -> pl.DataFrame:
     bare = pl.col("event").is_in(list(PAIRED)) & pl.col("ts").is_not_null() & ~pl.col("error").fill_null("").str.contains(" ", literal=True)
     todo = cli.filter(bare).sort("ts").join_asof(se, on="ts", by="file", strategy="backward", tolerance=PAIR)
     todo = todo.with_columns(error=pl.coalesce(pl.col("_msg"), pl.col("error"))).drop("_msg")
-    return pl.concat([cli.filter(~bare), todo.select(cli.columns)], how="vertical_relaxed").sort(["ts", "file", "line"], nulls_last=True)
+    # (lazily: ``cli`` may be a table on disk, recognise/spill.py)
+    rest = cli.filter(~bare).lazy()
+    return pl.concat([rest, todo.select(cli.columns).lazy()], how="vertical_relaxed").sort(["ts", "file", "line"], nulls_last=True).collect()
