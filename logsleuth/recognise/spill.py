@@ -8,10 +8,12 @@ question needs (``lazy()``, ``filter``, ``select``, ``height``, ``slice`` ...). 
 it that it does not answer lazily is answered by loading the rows it stands for (``__getattr__``),
 so every DataFrame question still gets the DataFrame answer.
 
-A change of the whole table (``with_columns``: the rotated segments' names, a client clock's skew)
-and putting it in time order (``in_time_order``) rewrite the parts, part by part; the order is found
-from three narrow columns (time, file, line) and the rows are moved by gathering from the parts a
-slice of the order touches, so no step holds the table.
+``filter``, ``with_columns`` and the like give another lazy table; putting a changed table in time
+order (``events.in_time_order``, after the rotated segments are named or a client's clock is
+corrected) streams it back to disk, finds the order from three narrow columns (time, file, line)
+and, when the rows are not in it already, rewrites the parts by gathering from each the rows a
+slice of the order needs, so no step holds the table. docs/architecture.md, "Past the memory
+budget", says what is still held.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from pathlib import Path
 
 import polars as pl
 
-DEFAULT_BUDGET = 256 * 2**20
 PART_ROWS = 1 << 17  # rows per part once the table is rewritten (in time order)
 _COMPRESSION = "lz4"
 
