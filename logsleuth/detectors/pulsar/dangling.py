@@ -108,6 +108,7 @@ def _broker_side(ctx: Context, ev: pl.DataFrame, ends: dict) -> tuple[list[Findi
         .drop("_made", "_shut")
         .with_row_index(RUN)
     )
+    del present, made, shut  # (what the stretches were made from: let go before the next steps build theirs)
     # each stretch's first and last rejection as whole rows (all columns but the group keys)
     fields = [c for c in ev.columns if c not in KEY]
     groups = groups.with_columns(
@@ -129,6 +130,7 @@ def _broker_side(ctx: Context, ev: pl.DataFrame, ends: dict) -> tuple[list[Findi
         .group_by(RUN, maintain_order=True).agg(released_at=pl.col("x_ts").min())
     )
     groups = groups.join(recovered, on=RUN, how="left").join(released, on=RUN, how="left")
+    del created, closed, recovered, released
     is_stuck = ((pl.col("attempts") >= MIN_ATTEMPTS) & (pl.col("span_s") >= MIN_SPAN_S)) | (pl.col("attempts") >= MANY_ATTEMPTS)
     stuck = groups.filter(is_stuck)
     transient = groups.filter(~is_stuck)
@@ -227,13 +229,15 @@ def _link_dangling(ev: pl.DataFrame, stuck: pl.DataFrame) -> list[dict]:
     # the last creation of each (path, connection, producer) at or before its first rejection, for
     # every stuck stretch at once (a backward as-of join; one filter per producer cost ~4 ms each)
     last_cr = _last_creations(cr, stuck)
-    cr_by_path = {k[0]: g for k, g in cr.group_by("path")} if cr.height else {}
+    cr_by_path: dict | None = None  # (made when a rejection names no producer: a copy of the creations)
     empty_cr = cr.clear()
     wanted: list[tuple[dict, str, int]] = []  # (where, key, row of ev): the whole rows, fetched at once below
     for s in out:
         s.update(creating=None, answered=None, ownership=None, inferred=None)
         if s["producer_id"] is None or s["connection"] is None:
             unanswered = pl.col("answered_at").is_null() | (pl.col("answered_at") > s["first"])
+            if cr_by_path is None:
+                cr_by_path = {k[0]: g for k, g in cr.group_by("path")} if cr.height else {}
             before = cr_by_path.get(s["path"], empty_cr).filter(pl.col("cr_ts") <= s["first"])
             # the rejection names no producer (pre-2.4, structured logging): the unanswered creation behind
             # it. With the connection and topic named (pre-2.4) it is the one on that (connection, topic),
