@@ -454,7 +454,11 @@ def finish(tables: list, complete) -> pl.DataFrame | EventsOnDisk:
     for part, *rest in parts:
         frame = complete(_aligned(made(pl.read_parquet(part), *rest), named))
         schema = schema or dict(frame.schema)
-        out.append(spill.write(frame))
+        # a column with no value in this part is not written: reading the parts inserts it, as nulls
+        # of its type (most vocabulary fields are absent from most parts)
+        if frame.height:
+            empty = frame.select(pl.all().null_count() == pl.len()).row(0)
+            out.append(spill.write(frame.select([c for c, e in zip(frame.columns, empty) if not e])))
         part.unlink()
     return EventsOnDisk(spill, out, schema or {})
 
