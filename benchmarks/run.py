@@ -230,7 +230,7 @@ ISSUE16_INPUTS = {
     "dense": ("reconnect storm, 1.5M lines, ~45 % of them producer/connection events", dict(size=None, lines=1_500_000, event_rate=0.5)),
     "dense6m": ("reconnect storm, 6M lines, ~45 % of them producer/connection events", dict(size=None, lines=6_000_000, event_rate=0.5)),
 }
-OFF = "logsleuth analyze --memory-budget off"  # the dense inputs: what the budget (default 256M) buys
+OFF = "logsleuth analyze --memory-budget off"  # the dense inputs: what the budget (default 64M) buys
 EVENT_FORMATS = ("grep", "ndjson", "csv")
 
 

@@ -256,7 +256,7 @@ def _default(k: Key) -> str:
         "sarama-config": "sarama's defaults",
         "display-tz": "UTC",
         "color": "auto",
-        "memory-budget": "256M",
+        "memory-budget": "64M",
         "pager": "less",
     }[k.name]
 

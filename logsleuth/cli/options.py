@@ -31,7 +31,7 @@ DateOpt = Annotated[
 MemoryBudgetOpt = Annotated[
     Optional[str],
     typer.Option("--memory-budget", envvar="LOGSLEUTH_MEMORY_BUDGET", metavar="SIZE",
-                 help="Memory for the events table (default 256M): past it the events go to Parquet files in a temporary directory "
+                 help="Memory for the events table (default 64M): past it the events go to Parquet files in a temporary directory "
                       "($LOGSLEUTH_SPILL_DIR, else $TMPDIR) and are read back as needed; 0: always on disk; off: never."),
 ]
 

@@ -25,7 +25,7 @@ class ReadOptions:
     layout: Layout | None = None  # forced for every input (--layout, a bare --layout-pattern)
     layout_rules: list[tuple[str, Layout]] = field(default_factory=list)  # --layout-pattern GLOB=PATTERN, first match wins
     chunk_bytes: int = CHUNK_BYTES
-    memory_budget: int | None = 256 * 2**20  # bytes of events held in memory; past it they go to disk (recognise/spill.py); None: never
+    memory_budget: int | None = 64 * 2**20  # bytes of events held in memory; past it they go to disk (recognise/spill.py); None: never
     progress: Callable[[str, int, int | None], None] | None = None  # (input, bytes read, total) after each chunk
     failed: list[str] = field(default_factory=list)  # named inputs that could not be read (said on stderr; exit 2 at the end)
 
