@@ -37,15 +37,19 @@ def peak_rss_mb(*args: str, env: dict | None = None) -> float:
     return kb / 1024
 
 
-@pytest.fixture(scope="module")
-def logs(tmp_path_factory):
-    d = tmp_path_factory.mktemp("scale")
+def generated(d, sizes: tuple[int, ...], event_rate: str) -> dict:
+    """{lines: a generated broker log of about that many lines} (benchmarks/gen_broker_log.py)."""
     out = {}
-    for n in (150_000, 600_000):
-        f = d / f"broker-{n}.log"
-        subprocess.run([sys.executable, str(GEN), "--lines", str(n), "--out", str(f), "--event-rate", "0.005"], check=True, capture_output=True)
+    for n in sizes:
+        f = d / f"broker-{n}-ev{event_rate}.log"
+        subprocess.run([sys.executable, str(GEN), "--lines", str(n), "--out", str(f), "--event-rate", event_rate], check=True, capture_output=True)
         out[n] = f
     return out
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory):
+    return generated(tmp_path_factory.mktemp("scale"), (150_000, 600_000), "0.005")
 
 
 def test_memory_is_bounded(logs):
@@ -136,13 +140,7 @@ def test_memory_per_event_is_bounded(storm, cli):
 @pytest.fixture(scope="module")
 def storms(tmp_path_factory):
     """Reconnect storms (about half the lines producer/connection events) of 1x and 4x the length."""
-    d = tmp_path_factory.mktemp("storms")
-    out = {}
-    for n in (250_000, 1_000_000):
-        f = d / f"broker-storm-{n}.log"
-        subprocess.run([sys.executable, str(GEN), "--lines", str(n), "--out", str(f), "--event-rate", "0.5"], check=True, capture_output=True)
-        out[n] = f
-    return out
+    return generated(tmp_path_factory.mktemp("storms"), (250_000, 1_000_000), "0.5")
 
 
 def test_memory_stays_within_the_budget_past_which_events_go_to_disk(storms, cli):

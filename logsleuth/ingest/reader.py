@@ -376,7 +376,7 @@ def read_source(
         spans = pl.concat(edge_parts, how="diagonal_relaxed") if edge_parts else _provisional_records()
         time_from = _time_sources(pl.concat([kept.select(_TIME_COLS[:3]), spans.select(_TIME_COLS[:3])]))
         recs = clock.finalize(spans)
-        out = clock.finalize(kept) if isinstance(kept, pl.DataFrame) else _finalize_parts(clock, kept, texts is not None)
+        out = clock.finalize(kept) if isinstance(kept, pl.DataFrame) else _finalize_parts(clock, kept)
     else:
         recs = pl.concat(parts, how="vertical_relaxed") if parts else _empty_records().with_columns(_selected=pl.lit(True))
         time_from = _time_sources(recs)
@@ -469,7 +469,7 @@ def _time_sources(recs: pl.DataFrame) -> dict[str, int]:
     return {k: int(v or 0) for k, v in row.items()}
 
 
-def _finalize_parts(clock: FileClock, kept, stored: bool):
+def _finalize_parts(clock: FileClock, kept):
     """``clock.finalize`` of events on disk (a recognise.spill.EventsOnDisk), without rewriting them:
     the final times of the parts are worked out here from their time columns only, for what the
     reader needs of them now (the count of stamps out of range, as one call on the whole table
