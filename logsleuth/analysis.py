@@ -41,7 +41,7 @@ def analyze(
         window_flt.resolve(*result.span)
     logs = as_logs(result)
     events, links = correlate(result, skew_mode, logs)
-    ctx = Context(events, result.inputs, detector_options or {}, read_options=opts, links=links, logs=logs, texts=result.texts)
+    ctx = Context(events, result.inputs, detector_options or {}, read_options=opts, links=links, logs=logs, texts=result.texts, packs=packs)
     findings = run_all(ctx, only)
     resolve_texts(findings, result.texts)  # the quoted lines' texts, in one pass
     findings = rank(findings)
@@ -57,6 +57,7 @@ def analyze(
         options=detector_options or {},
         logs=logs,
         texts=result.texts,
+        failures=ctx.failures,
     )
     if templates:
         from logsleuth.recognise import templates as tpl

@@ -26,6 +26,7 @@ class Analysis:
     templates_counted: bool = False
     logs: dict = field(default_factory=dict)  # rotated log -> its segments, oldest first (rotation.group)
     texts: object = None  # the events' record texts (ingest.texts.TextStore): events has no raw column
+    failures: list = field(default_factory=list)  # detectors that raised (detectors.facts.DetectorFailure)
 
     @property
     def span(self) -> tuple[dt.datetime | None, dt.datetime | None]:

@@ -45,9 +45,25 @@ def check_names(only: list[str] | None) -> None:
 
 
 def run_all(ctx: Context, only: list[str] | None = None) -> list[Finding]:
+    """Every chosen detector's findings. A detector that raises on these inputs (a bug, an odd
+    shape of log) fails alone: its failure is kept in ``ctx.failures`` (the reports say it in one
+    line) and the others' findings stand. A user's error (LogsleuthError) still ends the run, and
+    ``LOGSLEUTH_DEBUG=1`` lets the detector's exception through with its traceback."""
+    import os
+
+    from logsleuth.detectors.facts import DetectorFailure
+
     findings: list[Finding] = []
     for det in all_detectors():
         if only and not _chosen(det, only):
             continue
-        findings.extend(det.run(ctx))
+        try:
+            findings.extend(det.run(ctx))
+        except (LogsleuthError, MemoryError):
+            raise
+        except Exception as e:  # noqa: BLE001 - one detector's failure must not hide the others' findings
+            if os.environ.get("LOGSLEUTH_DEBUG"):
+                raise
+            text = str(e).splitlines()[0] if str(e) else ""
+            ctx.failures.append(DetectorFailure(det.id, f"{type(e).__name__}: {text}"[:300]))
     return findings

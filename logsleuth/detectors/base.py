@@ -86,6 +86,8 @@ class Context:
     links: Links | None = None  # broker connection -> client log
     logs: dict = field(default_factory=dict)  # rotated log -> its segments, oldest first (rotation.py)
     texts: object = None  # the events' record texts (an ingest.texts.TextStore; the table has no raw column)
+    packs: object = None  # the recognise.packs.PackSet the events were matched with (near misses)
+    failures: list = field(default_factory=list)  # detectors that raised (facts.DetectorFailure): the others' findings stand
     _records: dict = field(default_factory=dict, repr=False)
     _coverage: dict = field(default_factory=dict, repr=False)
     _merged: dict = field(default_factory=dict, repr=False)
@@ -149,6 +151,34 @@ class Context:
                 frames.append(recs.with_columns(file=pl.lit(name).cast(file_enum(files))))
             self._records[path] = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal_relaxed")
         return self._records[path]
+
+    def near_misses(self, path: str, events, window: tuple | None = None, limit: int = 5) -> list:
+        """Lines of one log that carry the literal text of a pattern emitting one of ``events`` but
+        became no event at all (a wording the packs do not know): ``facts.NearMiss`` rows, at most
+        ``limit``, in ``window`` (UTC, both ends) when given. Reads the log again (``records``), once
+        per run; stdin cannot be read again (none are found there)."""
+        from logsleuth.detectors.facts import NearMiss
+
+        pats = [p for p in getattr(self.packs, "patterns", []) if p.event in set(events)]
+        lits = sorted({lit for p in pats for lit in p.contains})
+        if not lits or "<stdin>" in self.segments(path):
+            return []
+        try:
+            recs = self.records(path)
+        except (OSError, ValueError):
+            return []
+        if recs.height == 0:
+            return []
+        text = pl.col("msg").fill_null("")
+        hit = recs.filter(text.str.contains_any(lits, ascii_case_insensitive=any(p.ignore_case for p in pats)))
+        if window is not None and window[0] is not None and window[1] is not None:
+            hit = hit.filter(pl.col("ts").is_between(window[0], window[1]))
+        if hit.height == 0:
+            return []
+        known = self.events.filter(pl.col("path") == path).select(pl.col("file").cast(pl.String), "line").unique()
+        hit = hit.with_columns(pl.col("file").cast(pl.String)).join(known, on=["file", "line"], how="anti").sort("file", "line")
+        return [NearMiss(str(r["file"]), int(r["line"]), r["ts"], (r["raw"] or "").split("\n", 1)[0][:300])
+                for r in hit.head(limit).iter_rows(named=True)]
 
     def with_raw(self, frame: pl.DataFrame) -> pl.DataFrame:
         """``frame`` (rows of the events table) with the ``raw`` text of each row's record."""
@@ -222,6 +252,8 @@ class Detector:
     systems: tuple[str, ...]
     run: Callable[[Context], list[Finding]]
     doc: str = ""  # docs/findings/<id>.md
+    facts: type | None = None  # the typed facts its verdict reads (a dataclass), once migrated (docs/architecture.md)
+    verdict: object = None  # its detectors.verdict.Verdict (the <id>.toml beside the module)
 
 
 def evidence(row: dict, note: str = "") -> Evidence:

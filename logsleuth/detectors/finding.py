@@ -13,6 +13,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+from logsleuth.detectors.words import UTC, Clock, Prose, Text, render
 from logsleuth.ingest.timeparse import iso_utc
 
 SEVERITIES = ("critical", "high", "medium", "low", "info")
@@ -25,13 +26,13 @@ class Evidence:
     line: int
     text: str | None  # None until the run fills it in (detectors.base.resolve_texts): a line quoted from an events-table row
     ts: dt.datetime | None = None
-    note: str = ""  # why this line is quoted ("the unload", "first rejected retry", ...)
+    note: Prose = ""  # why this line is quoted ("the unload", "first rejected retry", ...)
     message: str = ""  # the message the layout isolated in it ("" when unknown): a narrow terminal keeps it whole (not in JSON: text is the line)
 
     def to_json(self) -> dict:
         d: dict[str, Any] = {"path": self.path, "line": self.line, "text": self.text, "ts": iso_utc(self.ts)}
         if self.note:
-            d["note"] = self.note
+            d["note"] = render(self.note)
         return d
 
 
@@ -39,18 +40,18 @@ class Evidence:
 class Finding:
     id: str
     severity: str
-    title: str
-    root_cause: str
+    title: Prose
+    root_cause: Prose
     confidence: float
-    confidence_reasons: list[str] = field(default_factory=list)
+    confidence_reasons: list[Prose] = field(default_factory=list)
     first_seen: dt.datetime | None = None
     last_seen: dt.datetime | None = None
     subjects: list[dict] = field(default_factory=list)
     cause: dict | None = None
     evidence: list[Evidence] = field(default_factory=list)
-    remediation: list[str] = field(default_factory=list)
-    references: list[str] = field(default_factory=list)
-    ruled_out: list[str] = field(default_factory=list)
+    remediation: list[Prose] = field(default_factory=list)
+    references: list[Prose] = field(default_factory=list)
+    ruled_out: list[Prose] = field(default_factory=list)
     details: dict = field(default_factory=dict)  # detector-specific extras (budget tables, counts)
 
     def __post_init__(self) -> None:
@@ -62,27 +63,56 @@ class Finding:
     def rank_key(self) -> tuple:
         return (SEVERITY_RANK[self.severity], -self.confidence, self.first_seen or dt.datetime.max.replace(tzinfo=dt.timezone.utc))
 
+    def worded(self, clock: Clock = UTC) -> "Finding":
+        """A copy whose prose is plain strings, its times shown by ``clock`` (the display zone of a
+        renderer; JSON renders in UTC). Times as data (first_seen, subjects, …) stay datetimes."""
+        from dataclasses import replace
+
+        return replace(
+            self,
+            title=render(self.title, clock),
+            root_cause=render(self.root_cause, clock),
+            confidence_reasons=[render(r, clock) for r in self.confidence_reasons],
+            remediation=[render(r, clock) for r in self.remediation],
+            references=[render(r, clock) for r in self.references],
+            ruled_out=[render(r, clock) for r in self.ruled_out],
+            evidence=[replace(e, note=render(e.note, clock)) if isinstance(e.note, Text) else e for e in self.evidence],
+            details=_worded(self.details, clock),
+        )
+
     def to_json(self) -> dict:
         return {
             "id": self.id,
             "severity": self.severity,
-            "title": self.title,
-            "root_cause": self.root_cause,
+            "title": render(self.title),
+            "root_cause": render(self.root_cause),
             "confidence": self.confidence,
-            "confidence_reasons": list(self.confidence_reasons),
+            "confidence_reasons": [render(r) for r in self.confidence_reasons],
             "first_seen": iso_utc(self.first_seen),
             "last_seen": iso_utc(self.last_seen),
             "subjects": [_jsonable(s) for s in self.subjects],
             "cause": _jsonable(self.cause) if self.cause is not None else None,
             "evidence": [e.to_json() for e in self.evidence],
-            "remediation": list(self.remediation),
-            "references": list(self.references),
-            "ruled_out": list(self.ruled_out),
+            "remediation": [render(r) for r in self.remediation],
+            "references": [render(r) for r in self.references],
+            "ruled_out": [render(r) for r in self.ruled_out],
             "details": _jsonable(self.details),
         }
 
 
+def _worded(v: Any, clock: Clock) -> Any:
+    if isinstance(v, Text):
+        return v.render(clock)
+    if isinstance(v, dict):
+        return {k: _worded(x, clock) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_worded(x, clock) for x in v]
+    return v
+
+
 def _jsonable(v: Any) -> Any:
+    if isinstance(v, Text):
+        return v.render(UTC)
     if isinstance(v, dt.datetime):
         return iso_utc(v)
     if isinstance(v, dict):

@@ -121,6 +121,39 @@ def span(first: dt.datetime | None, last: dt.datetime | None, seconds: bool = Tr
     return f"{text} ({fmt_duration((last - first).total_seconds())})" if duration else text
 
 
+class ZoneClock:
+    """The display zone as the findings' words need it (detectors.words.Clock): a finding's prose
+    keeps its times as times until a renderer shows them with this."""
+
+    def __init__(self, zone: dt.tzinfo, name: str) -> None:
+        self.zone, self.name = zone, name
+
+    def _local(self, t: dt.datetime) -> dt.datetime:
+        return (t if t.tzinfo else t.replace(tzinfo=_UTC)).astimezone(self.zone)
+
+    def _abbr(self, x: dt.datetime) -> str:
+        return "UTC" if self.zone is _UTC else (x.tzname() or self.name)
+
+    def when(self, t: dt.datetime, ms: bool = False) -> str:
+        x = self._local(t)
+        s = x.strftime("%Y-%m-%d %H:%M:%S")
+        if ms:
+            s += f".{x.microsecond // 1000:03d}"
+        return f"{s} {self._abbr(x)}"
+
+    def time_of_day(self, t: dt.datetime, digits: int = 0) -> tuple[str, str]:
+        x = self._local(t)
+        s = x.strftime("%H:%M:%S")
+        if digits:
+            s += "." + f"{x.microsecond:06d}"[:digits]
+        return s, self._abbr(x)
+
+
+def display_clock() -> ZoneClock:
+    """The clock of the display zone set for this run (``set_zone``)."""
+    return ZoneClock(_zone, _name)
+
+
 # ----------------------------------------------------------------------------- detector prose
 
 _HMS = r"\d\d:\d\d:\d\d(?:\.\d{1,6})?"
@@ -188,7 +221,11 @@ def localise(text: str | None, near: tuple[dt.datetime | None, dt.datetime | Non
 
 def localised_findings(findings: list) -> list:
     """Copies of the findings with their prose in the display zone (titles, root cause, actions,
-    confidence reasons, ruled out, references, evidence notes); times as data stay as they are."""
+    confidence reasons, ruled out, references, evidence notes); times as data stay as they are.
+    Words with typed times (detectors.words.Text) are rendered by the display clock; plain strings
+    that still name times in UTC are rewritten by :func:`localise`."""
+    zc = display_clock()
+    findings = [f.worded(zc) for f in findings]
     if is_utc():
         return findings
     out = []
@@ -213,6 +250,4 @@ def localised_findings(findings: list) -> list:
 
 def localised(analysis):
     """The analysis as people read it: its findings' prose in the display zone (see above)."""
-    if is_utc():
-        return analysis
     return replace(analysis, findings=localised_findings(analysis.findings))

@@ -152,6 +152,10 @@ def reading_notes(a: Analysis, short=visible) -> Notes:
                 out.warnings.append((brief, t))
     for t in coverage_notes(a, short):
         out.warnings.append((t, t))
+    for x in a.failures:  # a detector that raised: its findings are missing, the others stand
+        t = (f"detector {x.detector} failed on these inputs ({visible(x.error)}): its findings are missing, the others "
+             "are shown (LOGSLEUTH_DEBUG=1 shows where; please report it with the log's shape)")
+        out.warnings.append((t, t))
     if a.since or a.until:  # it changes what is shown: a warning
         t = (
             f"window: {_t(a.since) if a.since else 'start'} → {_t(a.until) if a.until else 'end'} (the detectors read the "

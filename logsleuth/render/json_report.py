@@ -12,7 +12,7 @@ from logsleuth.ingest.timeparse import iso_utc
 
 def document(a: Analysis) -> dict:
     first, last = a.span
-    return {
+    doc = {
         "tool": "logsleuth",
         "version": __version__,
         "summary": {
@@ -29,6 +29,9 @@ def document(a: Analysis) -> dict:
         "inputs": [input_json(r) for r in a.inputs],
         "findings": [f.to_json() for f in a.findings],
     }
+    if a.failures:  # detectors that raised on these inputs: their findings are missing
+        doc["detector_failures"] = [{"detector": x.detector, "error": x.error} for x in a.failures]
+    return doc
 
 
 def dumps(a: Analysis) -> str:

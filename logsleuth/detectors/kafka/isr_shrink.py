@@ -1,32 +1,56 @@
 """kafka.isr-shrink: partitions whose in-sync replica set shrank, told from the leaders' server.log
 ('Shrinking ISR from A to B', kafka-broker.toml), grouped per replica dropped and episode (shrinks
-closer than GAP), with whether they expanded again. Low unless a client log given shows the dropped
-node failing in an overlapping window. See docs/findings/kafka.isr-shrink.md.
+closer than ``episode_gap_s``), with whether they expanded again. Low unless a client log given
+shows the dropped node failing in an overlapping window. The verdict and the words are in
+kafka.isr-shrink.toml beside this file; see docs/findings/kafka.isr-shrink.md.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass, field
 
 import polars as pl
 
-from logsleuth.detectors.base import Context, Detector, evidence, fmt_time, ordered_evidence, plural, safe
+from logsleuth.detectors.base import Context, Detector, evidence, ordered_evidence
+from logsleuth.detectors.facts import Subject, Window
 from logsleuth.detectors.finding import Finding
 from logsleuth.detectors.kafka.broker import broker_events, impact_by_node
+from logsleuth.detectors.verdict import Verdict
 
-GAP = dt.timedelta(minutes=10)
+VERDICT = Verdict.load(__file__, "kafka.isr-shrink")
 
 
-def run(ctx: Context) -> list[Finding]:
+@dataclass
+class IsrShrinkFacts:
+    """One episode: the replica dropped from the ISR of some partitions."""
+
+    node: int | None  # the broker dropped (None: the lines do not say)
+    partitions: list[str]
+    shrinks: int  # 'Shrinking ISR' lines
+    min_isr: int | None  # the fewest in-sync replicas left
+    first: dt.datetime
+    last: dt.datetime  # the last shrink
+    expanded_at: dt.datetime | None  # the last 'Expanding ISR' of these partitions after the first shrink
+    recovered: bool  # every partition expanded again
+    clients_hit: list[str] = field(default_factory=list)  # 'client in path' of clients that failed on the node meanwhile
+    first_row: dict = field(default_factory=dict, repr=False)
+    last_row: dict = field(default_factory=dict, repr=False)
+    expanded_row: dict | None = field(default=None, repr=False)
+
+
+def episodes(ctx: Context) -> list[IsrShrinkFacts]:
     bev = broker_events(ctx)
     sh = bev.filter((pl.col("event") == "isr_shrink") & pl.col("ts").is_not_null()) if bev.height else bev
     if sh.height == 0:
         return []
+    th = VERDICT.thresholds
     # the replica dropped: named by 2.6+ ('Out of sync replicas: (brokerId: N'), else the ISR difference
     before = pl.col("isr_before").str.split(",")
     after = pl.col("isr").fill_null("").str.split(",")
     sh = sh.with_columns(dropped=pl.coalesce(pl.col("node"), before.list.set_difference(after).list.first().cast(pl.Int64, strict=False)))
-    sh = sh.sort(["dropped", "ts"]).with_columns(grp=((pl.col("ts").diff().over("dropped") > GAP).fill_null(True)).cum_sum())
+    gap = dt.timedelta(seconds=th["episode_gap_s"])
+    sh = sh.sort(["dropped", "ts"]).with_columns(grp=((pl.col("ts").diff().over("dropped") > gap).fill_null(True)).cum_sum())
     eps = sh.group_by(["dropped", "grp"], maintain_order=True).agg(
         first=pl.col("ts").min(), last=pl.col("ts").max(), tps=pl.col("topic_partition").drop_nulls().unique().sort(),
         shrinks=pl.len(), min_isr=pl.col("isr").str.split(",").list.len().min(),
@@ -34,56 +58,53 @@ def run(ctx: Context) -> list[Finding]:
     )
     ex = bev.filter(pl.col("event") == "isr_expand").select("topic_partition", x_ts="ts", x_row=pl.struct(pl.all()))
     impact = impact_by_node(ctx)
+    before_s, after_s = dt.timedelta(seconds=th["client_before_s"]), dt.timedelta(seconds=th["client_after_s"])
     out = []
     for ep in eps.iter_rows(named=True):
         back = ex.filter(pl.col("topic_partition").is_in(ep["tps"]) & (pl.col("x_ts") > ep["first"])).sort("x_ts")
-        hit = impact.filter((pl.col("node") == ep["dropped"]) & (pl.col("from") <= ep["last"] + dt.timedelta(minutes=3)) & (pl.col("to") >= ep["first"] - dt.timedelta(minutes=5)))
-        out.append(_finding(ep, back, hit))
+        hit = impact.filter((pl.col("node") == ep["dropped"]) & (pl.col("from") <= ep["last"] + after_s) & (pl.col("to") >= ep["first"] - before_s))
+        tps = list(ep["tps"])
+        out.append(IsrShrinkFacts(
+            node=ep["dropped"], partitions=tps, shrinks=ep["shrinks"], min_isr=ep["min_isr"], first=ep["first"], last=ep["last"],
+            expanded_at=back["x_ts"].max() if back.height else None,
+            recovered=back.height > 0 and back.get_column("topic_partition").n_unique() >= len(tps),
+            clients_hit=sorted({f"{c or '?'} in {p}" for p, c in hit.select("path", "client").iter_rows()}),
+            first_row=ep["first_row"], last_row=ep["last_row"], expanded_row=back.row(-1, named=True)["x_row"] if back.height else None,
+        ))
     return out
 
 
-def _finding(ep: dict, back: pl.DataFrame, hit: pl.DataFrame) -> Finding:
-    node, tps = ep["dropped"], ep["tps"]
-    shown = ", ".join(safe(t) for t in tps[:6]) + (f" and {len(tps) - 6} more" if len(tps) > 6 else "")
-    who = f"broker {node}" if node is not None else "a replica"
-    recovered = back.height > 0 and back.get_column("topic_partition").n_unique() >= len(tps)
-    text = (f"The ISR of {plural(len(tps), 'partition')} ({shown}) shrank, dropping {who}, from {fmt_time(ep['first'])}"
-            + (f"; down to {ep['min_isr']} in-sync replica(s)" if ep["min_isr"] is not None else "")
-            + (f"; expanded again by {fmt_time(back['x_ts'].max())}." if recovered else "; not all of them expanded again in the logs given."))
-    if ep["min_isr"] == 1:
-        text += " With one in-sync replica left, producers with acks=all and min.insync.replicas=2 are refused (NOT_ENOUGH_REPLICAS) and a second failure loses data."
-    clients = sorted({f"{c or '?'} in {p}" for p, c in hit.select("path", "client").iter_rows()})
-    if clients:
-        text += f" Clients failed to use node {node} in the same window: {', '.join(safe(c) for c in clients[:4])}."
-    evid = [evidence(ep["first_row"], f"first ISR shrink dropping {who}")]
-    if ep["shrinks"] > 1:
-        evid.append(evidence(ep["last_row"], "last ISR shrink of this episode"))
-    if back.height:
-        evid.append(evidence(back.row(-1, named=True)["x_row"], "the ISR expanded again"))
+def finding(f: IsrShrinkFacts) -> Finding:
+    v = VERDICT
+    evid = [evidence(f.first_row, v.note("first", f))]
+    if f.shrinks > 1:
+        evid.append(evidence(f.last_row, v.note("last", f)))
+    if f.expanded_row is not None:
+        evid.append(evidence(f.expanded_row, v.note("expanded", f)))
+    confidence, reasons = v.confidence(f)
+    end = f.expanded_at if f.recovered else f.last
     return Finding(
-        id="kafka.isr-shrink",
-        severity="medium" if clients or ep["min_isr"] == 1 else "low",
-        title=f"ISR shrank on {plural(len(tps), 'partition')}, dropping {who} ({fmt_time(ep['first'])})",
-        root_cause=text,
-        confidence=0.8,
-        confidence_reasons=["+ the partition leaders' own 'Shrinking ISR' lines"] + (["+ client logs show the node failing meanwhile"] if clients else []),
-        first_seen=ep["first"],
-        last_seen=back["x_ts"].max() if recovered else ep["last"],
-        subjects=[{"node": node, "partitions": list(tps), "shrinks": ep["shrinks"], "recovered": recovered}],
-        cause={"kind": "isr-shrink", "node": node},
+        id=v.id,
+        severity=v.severity(f),
+        title=v.phrase("title", f),
+        root_cause=v.phrase("root_cause", f),
+        confidence=confidence,
+        confidence_reasons=reasons,
+        first_seen=f.first,
+        last_seen=end,
+        subjects=[Subject({"node": f.node, "partitions": list(f.partitions), "shrinks": f.shrinks, "recovered": f.recovered},
+                          window=Window.of(f.first, end, "first ISR shrink", "the ISR expanded again" if f.recovered else "last ISR shrink"))],
+        cause={"kind": "isr-shrink", "node": f.node},
         evidence=ordered_evidence(evid),
-        remediation=[f"Find out why {who} stopped fetching (its own server.log: restart, GC pause, disk; replica.lag.time.max.ms, 30000 ms since 2.5) "
-                     "and watch UnderReplicatedPartitions / UnderMinIsrPartitionCount."],
-        references=["Kafka replication: replica.lag.time.max.ms, min.insync.replicas, unclean.leader.election.enable"],
-        ruled_out=[],
-        details={"partitions": list(tps), "shrinks": ep["shrinks"], "min_isr": ep["min_isr"], "clients_hit": clients},
+        remediation=v.item_list("remediation", f),
+        references=v.item_list("references", f),
+        ruled_out=v.item_list("ruled_out", f),
+        details={"partitions": list(f.partitions), "shrinks": f.shrinks, "min_isr": f.min_isr, "clients_hit": list(f.clients_hit)},
     )
 
 
-DETECTOR = Detector(
-    id="kafka.isr-shrink",
-    title="Kafka broker: in-sync replica sets shrank (from the leaders' logs)",
-    systems=("kafka",),
-    run=run,
-    doc="docs/findings/kafka.isr-shrink.md",
-)
+def run(ctx: Context) -> list[Finding]:
+    return [finding(f) for f in episodes(ctx)]
+
+
+DETECTOR = Detector(id=VERDICT.id, title=VERDICT.title, systems=("kafka",), run=run, doc=VERDICT.doc, facts=IsrShrinkFacts, verdict=VERDICT)
