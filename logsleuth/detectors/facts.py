@@ -14,12 +14,9 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any
 
 import polars as pl
-
-if TYPE_CHECKING:  # pragma: no cover
-    from logsleuth.detectors.base import Context
 
 
 @dataclass(frozen=True)
@@ -113,7 +110,7 @@ class Absence:
 
 
 def absence(
-    ctx: "Context",
+    ctx: Any,  # a detectors.base.Context (not imported: base imports this module)
     subject: str,
     what: str,
     window: Window | None,
