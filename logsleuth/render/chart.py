@@ -86,7 +86,11 @@ def _utc(t):
 
 
 def period(f: Finding, s: dict | None = None) -> tuple[dt.datetime | None, dt.datetime | None]:
-    """When a subject (or the finding) was affected."""
+    """When a subject (or the finding) was affected: its typed window (detectors.facts.Subject),
+    else the first of its time keys that it has."""
+    win = getattr(s, "window", None)
+    if win is not None and win.start.ts is not None:
+        return _utc(win.start.ts), _utc(win.end.ts) or _utc(win.start.ts)
     if s is not None:
         start = next((_utc(s[k]) for k in ("first_seen", "from", "at") if isinstance(s.get(k), dt.datetime)), None)
         end = next((_utc(s[k]) for k in ("resolved_at", "last_seen", "to", "at") if isinstance(s.get(k), dt.datetime)), None)
