@@ -2,8 +2,10 @@
 whose rate in the incident window differs most from the baseline before it.
 
 A template is a record's first message line with its variable parts masked, in Polars
-expressions: UUIDs, topics (``persistent://…``), IP addresses (with ports), hex ids and numbers
-become ``<uuid>``, ``<topic>``, ``<ip>``, ``<hex>``, ``<n>``. Records are counted per (logger,
+expressions: topics (``persistent://…``) and IP addresses (with ports) become ``<topic>`` and
+``<ip>``; every other token that holds a digit — a UUID, a hex id, a request id that mixes letters
+and digits (``req-7f3a9c``, ``a1b2c3d4``), a number — is one placeholder, ``<*>`` (a line's ids are
+masked whole, not digit by digit, so one statement is one template). Records are counted per (logger,
 template, minute) while the files are read, so memory does not grow with the input; a Drain-style
 miner is not used (the masks already collapse the variable parts of these logs; see
 docs/reports.md).
@@ -18,12 +20,12 @@ import polars as pl
 
 from logsleuth.recognise.matcher import Matcher
 
+ID = "<*>"
 MASKS = [
-    (r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", "<uuid>"),
     (r"(?:non-)?persistent://[^\s\]\),}'\"]+", "<topic>"),
     (r"/?\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b", "<ip>"),
-    (r"\b0x[0-9a-fA-F]+\b|\b[0-9a-fA-F]{12,}\b", "<hex>"),
-    (r"\d+(?:[.,]\d+)*", "<n>"),
+    # a token with a digit in it (UUIDs, hex and mixed ids, numbers, 1.5 and 1,024): one placeholder
+    (r"\b[A-Za-z_\-]*[0-9][A-Za-z0-9_\-]*(?:[.,:][A-Za-z0-9_\-]+)*\b", ID),
 ]
 MIN_INCIDENT = 3  # a template needs at least this many records in the incident window to be ranked
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from logsleuth.findings import Analysis
@@ -20,15 +19,20 @@ def table(a: Analysis, con: Console) -> None:
     if not a.changes:
         con.print(Text("Nothing unrecognised changed its rate markedly."))
         return
-    t = Table(box=None, pad_edge=False, header_style="bold")
-    for c in ("×", "in window", "before", "template", "first in window"):
-        t.add_column(c, overflow="fold")
+    from logsleuth.render.paths import Shortener, prefix_lines
+
+    short = Shortener([c.path for c in a.changes])
+    if short.prefix:
+        for line in prefix_lines(visible(short.prefix), con.width):
+            con.print(Text(line))
+    # one block per template: the rates, the template (wrapped as it must), and where it first
+    # appears in the window on a line of its own, so a path:line is never broken mid-name
     for c in a.changes:
-        t.add_row(
-            Text(f"{c.score:.1f}"),
-            Text(f"{c.incident:,}"),
-            Text(f"{c.baseline:,}"),
-            Text(one_line(c.template, 120)),
-            Text(f"{visible(c.path)}:{c.line}"),
-        )
-    con.print(t)
+        con.print(Text(f"{c.score:6.1f}×  {c.incident:,} in the window, {c.baseline:,} before", style="bold"))
+        con.print(Text("        " + one_line(c.template, 300)), overflow="fold")
+        con.print(Text(f"        first in the window: {short.path(c.path)}:{c.line}", style="dim"), no_wrap=True, overflow="ignore", crop=False)
+    con.print(Text(
+        "× how many times more often per minute in the window than before it (add-one smoothing); <*> stands for "
+        "any id or number, <ip> for an address, <topic> for a Pulsar topic",
+        style="dim",
+    ))

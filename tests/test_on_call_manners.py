@@ -1,0 +1,55 @@
+"""What an on-call engineer reaches for after the first screen (issue 29's manners), through the
+real CLI: templates that mask ids whole, ..."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+
+from conftest import SAMPLES, run
+
+
+def _access_log_with_outage(path) -> None:
+    """The orders producer of the bundled Kafka outage with an HTTP access log interleaved: a 200
+    every 10 s before the outage, a 503 every second while the producer fails, each with its own request ids
+    (hex and letter-digit mixes), as real access lines have."""
+    src = (SAMPLES / "kafka-outage" / "orders-producer.log").read_text(encoding="utf-8").splitlines()
+    lines = []
+    t0 = dt.datetime(2024, 5, 2, 10, 0, 0)
+    for i in range(0, 60 * 25):
+        t = t0 + dt.timedelta(seconds=i)
+        rid = hashlib.sha1(str(i).encode()).hexdigest()
+        outage = dt.datetime(2024, 5, 2, 10, 18, 0) <= t <= dt.datetime(2024, 5, 2, 10, 24, 0)
+        if outage:
+            text = f"GET /api/v1/orders/{rid[:8]} 503 in {900 + i % 50} ms req=req-{rid[8:14]} trace={rid[14:30]}"
+        elif i % 10 == 0:
+            text = f"GET /api/v1/orders/{rid[:8]} 200 in {30 + i % 7} ms req=req-{rid[8:14]} trace={rid[14:30]}"
+        else:
+            continue
+        lines.append(f"[{t:%Y-%m-%d %H:%M:%S},500] INFO {text} (com.example.web.AccessLog)")
+    merged = sorted(src + lines, key=lambda l: l[1:24])
+    path.write_text("\n".join(merged) + "\n", encoding="utf-8")
+
+
+def test_templates_mask_ids_whole_and_keep_path_line_unbroken(tmp_path):
+    d = tmp_path / "a-rather-long-directory-name-for-the-service-logs-of-the-night" / "orders-service"
+    d.mkdir(parents=True)
+    log = d / "orders-producer-with-access-lines.log"
+    _access_log_with_outage(log)
+    r = run("templates", "--tz", "UTC", "--format", "json", log)
+    assert r.code == 0, r
+    changes = r.json()["changes"] if isinstance(r.json(), dict) else r.json()
+    access = [c for c in changes if "GET /api/" in c["template"]]
+    # one statement, one template: the ids (hex, letter-digit mixes, numbers) are one placeholder
+    assert len(access) == 1, [c["template"] for c in access]
+    assert access[0]["template"] == "GET /api/<*>/orders/<*> <*> in <*> ms req=<*> trace=<*>"
+    assert access[0]["incident"] >= 200
+    r = run("templates", "--tz", "UTC", log, env={"COLUMNS": "80"})
+    assert r.code == 0, r
+    lines = r.out.splitlines()
+    where = [l for l in lines if "first in the window:" in l]
+    assert any(l == f"        first in the window: orders-producer-with-access-lines.log:{access[0]['line']}" for l in where), r.out
+    assert all(len(l) <= 80 for l in lines if "first in the window" not in l), r.out
+    assert any(l.startswith("× how many times more often") for l in lines), r.out  # the legend
+    assert "<*> stands for any id or number" in r.out
