@@ -76,6 +76,7 @@ def run_process(*args: str | Path, input: bytes | str | None = None, cwd: Path |
     proc = subprocess.run(
         [sys.executable, "-m", "logsleuth", *map(str, args)],
         input=input,
+        stdin=subprocess.DEVNULL if input is None else None,  # not the test runner's own stdin (a pipe in CI is read when no path is given)
         capture_output=True,
         cwd=cwd,
         env=_env(env),
@@ -136,7 +137,17 @@ def run_in_process(*args: str | Path, input: bytes | str | None = None, cwd: Pat
     if isinstance(input, str):
         input = input.encode("utf-8")
     out, err = _Stream(), _Stream()
-    stdin = io.TextIOWrapper(io.BytesIO(input or b""), encoding="utf-8")
+    # standard input as a process would have it: the input as a file (a pipe or a file is read
+    # when no path is given, as grep does), or /dev/null when there is none
+    import tempfile
+
+    if input is not None:
+        holder = tempfile.TemporaryFile()
+        holder.write(input)
+        holder.seek(0)
+        stdin = io.TextIOWrapper(holder, encoding="utf-8")
+    else:
+        stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - closed below
     saved_env = dict(os.environ)
     saved = (sys.stdin, sys.stdout, sys.stderr, sys.unraisablehook)
     code = 0
@@ -157,6 +168,7 @@ def run_in_process(*args: str | Path, input: bytes | str | None = None, cwd: Pat
             os.chdir(cwd_before)
             os.environ.clear()
             os.environ.update(saved_env)
+    stdin.close()
     return Result(subprocess.CompletedProcess(list(args), code, out.text(), err.text()))
 
 

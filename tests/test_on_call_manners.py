@@ -53,3 +53,18 @@ def test_templates_mask_ids_whole_and_keep_path_line_unbroken(tmp_path):
     assert all(len(l) <= 80 for l in lines if "first in the window" not in l), r.out
     assert any(l.startswith("× how many times more often") for l in lines), r.out  # the legend
     assert "<*> stands for any id or number" in r.out
+
+
+def test_a_piped_log_is_read_without_a_dash(tmp_path):
+    log = (SAMPLES / "kafka-outage" / "orders-producer.log").read_bytes()
+    for command in (("analyze", "--format", "json"), ("events", "--count")):
+        r = run(*command, "--tz", "UTC", input=log, process=True)  # cat orders-producer.log | logsleuth analyze
+        assert r.code == 0, r
+    r = run("analyze", "--tz", "UTC", "--format", "json", input=log)
+    assert {f["id"] for f in r.json()["findings"]} >= {"kafka.delivery-timeout", "kafka.broker-unreachable"}
+    assert r.json()["inputs"][0]["path"] == "<stdin>"
+    r = run("events", "--tz", "UTC", "--count", input=log)
+    assert "kafka:batch_expired:" in r.out
+    # nothing piped (stdin is /dev/null or a terminal): the error says how to give input
+    r = run("analyze", "--tz", "UTC")
+    assert r.code == 2 and "no input given" in r.err and "pipe the log in" in r.err, r

@@ -85,7 +85,11 @@ def analyze(
         stored = eventstore.read(events_dir, packs)
         rich_report = False  # templates need the log lines themselves
     elif not paths:
-        raise LogsleuthError("no input given (name files, directories, globs, - for stdin, or --events DIR)")
+        from logsleuth.ingest.sources import stdin_has_data
+
+        if not stdin_has_data():
+            raise LogsleuthError("no input given (name files, directories, globs, - for stdin, or --events DIR; or pipe the log in)")
+        paths = ["-"]
     result = run(paths or [], opts, packs, flt, det_opts, detector, skew_mode=skew.value, templates=rich_report, stored=stored)
     _emit_report(result, fmt, output, verbose=verbose, pager=not no_pager, elapsed=time.perf_counter() - started)
     if fail_on is not None and any(at_or_above(f.severity, fail_on.value) for f in result.findings):
@@ -196,8 +200,8 @@ def _paged(result, con, verbose: bool, elapsed: float | None) -> None:
 
 
 def report(
-    paths: Paths,
     output: Annotated[Path, typer.Option("--output", "-o", help="incident.html (one self-contained file) or incident.md (the chart is written beside it as incident.svg).")],
+    paths: Paths = None,
     title: Annotated[str, typer.Option("--title", help="The report's title.")] = "Incident analysis",
     around: Annotated[Optional[str], typer.Option("--around", help="The incident's time for 'what else changed' (default: where the worst finding starts).")] = None,
     window: Annotated[str, typer.Option("--window", help="With --around: the incident window after that time (the baseline is everything before it).")] = "30m",

@@ -22,7 +22,7 @@ SEVERITY_LEVEL = {"critical": "FATAL", "error": "ERROR", "warning": "WARN", "not
 
 
 def events(
-    paths: Paths,
+    paths: Paths = None,
     format: Annotated[
         Optional[EventsFormat],
         typer.Option("--format", "-f", help="table (default on a terminal), grep (default when piped: path:line:text), ndjson, csv, parquet (a directory for 'analyze --events', needs -o)."),

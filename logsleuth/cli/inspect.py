@@ -12,7 +12,7 @@ from logsleuth.cli.options import (
 )
 
 def inspect(
-    paths: Paths,
+    paths: Paths = None,
     format: Annotated[InspectFormat, typer.Option("--format", "-f", help="table on a terminal, json for scripts.")] = InspectFormat.table,
     tz: TzOpt = None,
     date: DateOpt = None,

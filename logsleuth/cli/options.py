@@ -12,7 +12,7 @@ import typer
 from logsleuth.cli import config
 from logsleuth.errors import LogsleuthError
 
-Paths = Annotated[list[str], typer.Argument(help="Log files, directories (recursive), globs, or - for stdin.", show_default=False, metavar="PATH")]
+Paths = Annotated[Optional[list[str]], typer.Argument(help="Log files, directories (recursive), globs, or - for stdin (read also when no PATH is given and a log is piped in).", show_default=False, metavar="PATH")]
 
 
 TzOpt = Annotated[

@@ -15,7 +15,7 @@ from logsleuth.cli.options import (
 )
 
 def templates(
-    paths: Paths,
+    paths: Paths = None,
     around: Annotated[Optional[str], typer.Option("--around", metavar="TIME", help="The incident's time, in the forms of --since (default: where the worst finding starts).")] = None,
     window: Annotated[str, typer.Option("--window", help="With --around: the incident window after that time.")] = "30m",
     top: Annotated[int, typer.Option("--top", min=0, clamp=True, help="How many templates to list.")] = 15,

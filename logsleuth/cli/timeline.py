@@ -15,7 +15,7 @@ from logsleuth.cli.options import (
 from logsleuth.errors import LogsleuthError
 
 def timeline(
-    paths: Paths,
+    paths: Paths = None,
     format: Annotated[
         Optional[TimelineFormat],
         typer.Option("--format", "-f", help="terminal (default on a terminal): sparklines and cause markers; lines (default when piped): 'ISO-time path:line:text' (the time in the display zone with its offset); ndjson; csv; parquet (needs -o)."),

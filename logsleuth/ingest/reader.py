@@ -576,7 +576,7 @@ def iter_read(
     from logsleuth.errors import LogsleuthError
     from logsleuth.ingest.sources import expand
 
-    sources = expand(paths, carry_on=len(paths) > 1)
+    sources = expand(list(paths or []), carry_on=len(paths or []) > 1)
     skipped = 0
     _warn_unmatched_globs(opts, [s.name for s in sources if s.error is None])
 

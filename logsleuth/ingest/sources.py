@@ -90,12 +90,27 @@ class Source:
 _GLOB_CHARS = set("*?[")
 
 
+def stdin_has_data() -> bool:
+    """Is standard input a pipe, a file or a socket (``cat app.log | logsleuth analyze``), as grep
+    and rg read it when no path is given? A terminal or a device such as /dev/null is not."""
+    import stat
+
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode) or stat.S_ISSOCK(mode)
+
+
 def expand(paths: list[str], carry_on: bool = False) -> list[Source]:
-    """Files, directories (recursive, sorted), globs and ``-`` -> sources, in the order given.
+    """Files, directories (recursive, sorted), globs and ``-`` -> sources, in the order given;
+    none given, standard input when it is a pipe or a file (``stdin_has_data``).
     ``carry_on``: a path that names nothing to read is a Source with its ``error`` (the caller
     says so and reads the rest, as grep and rg do) instead of an exception."""
+    if not paths and stdin_has_data():
+        paths = ["-"]
     if not paths:
-        raise LogsleuthError("no input given (name files, directories, globs, or - for stdin)")
+        raise LogsleuthError("no input given (name files, directories, globs, or - for stdin; or pipe the log in)")
     out: list[Source] = []
     seen: set[str] = set()
 
