@@ -119,7 +119,7 @@ def test_config_file_in_the_xdg_home_and_explicit(cli, tmp_path):
     r = cli("events", KAFKA / "orders-producer.log", "-e", "batch_expired", cwd=work, env=env)
     assert r.code == 0 and "\x1b[35m" in r.out, r.out[:300]  # colour from the file, piped
     r = cli("events", KAFKA / "orders-producer.log", "-e", "batch_expired", "-f", "table", cwd=work, env=env)
-    assert "time (Asia/Tokyo)" in r.out and "2024-05-02 19:17:29" in r.out, r.out[:400]
+    assert "events on 2024-05-02, times in JST (Asia/Tokyo)" in r.out and "\n19:17:29.912  batch_expired" in r.out, r.out[:400]
     shown = cli("config", cwd=work, env=env).out
     assert shown.splitlines()[0] == f"config file: {xdg / 'logsleuth' / 'config.toml'} (XDG_CONFIG_HOME)"
     # ./logsleuth.toml comes first; --config FILE and LOGSLEUTH_CONFIG beat both
@@ -128,7 +128,7 @@ def test_config_file_in_the_xdg_home_and_explicit(cli, tmp_path):
     team = _config(tmp_path / "team.toml", 'display-tz = "America/New_York"\ncolor = "never"\n')
     for args, extra in ((("--config", team), {}), ((), {"LOGSLEUTH_CONFIG": str(team)})):
         r = cli("events", KAFKA / "orders-producer.log", "-e", "batch_expired", "-f", "table", *args, cwd=work, env={**env, **extra})
-        assert "time (America/New_York)" in r.out and "\x1b[" not in r.out, r.out[:300]
+        assert "times in EDT (America/New_York)" in r.out and "\x1b[" not in r.out, r.out[:300]
     # problems in a file are one line naming it, exit 2
     bad = _config(tmp_path / "bad.toml", 'tzz = "UTC"\n')
     r = cli("analyze", KAFKA, "--config", bad, cwd=work)
@@ -190,6 +190,8 @@ def test_display_tz_berlin_on_a_sample(cli, tmp_path):
     assert doc["summary"]["since"] == "2020-06-02T01:00:00.000Z"
     # the other human outputs: events, timeline lines, inspect, the postmortem
     ev = cli("events", BROKER, *args, "-f", "table", "-e", "bundle_unloaded", env={"COLUMNS": "200"}).out
+    assert "events on 2020-06-02, times in CEST (Europe/Berlin)" in ev and "\n00:35:12.716  bundle_unloaded" in ev, ev[:300]
+    ev = cli("events", BROKER, *args, "-f", "table", "-v", "-e", "bundle_unloaded", env={"COLUMNS": "200"}).out
     assert "time (Europe/Berlin)" in ev and "2020-06-02 00:35:12" in ev, ev[:300]
     nd = cli("events", BROKER, *args, "-f", "ndjson", "-e", "bundle_unloaded").out.splitlines()
     assert json.loads(nd[0])["ts"].startswith("2020-06-01T22:35:12") and json.loads(nd[0])["ts"].endswith("Z")

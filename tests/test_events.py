@@ -97,6 +97,8 @@ def test_system_filter_csv_and_exit_codes(cli, tmp_path):
 def test_table_on_terminal(cli):
     # --format table forces the terminal view; log text is shown, never interpreted as markup
     r = cli("events", BROKER, "--tz", "UTC", "--format", "table", "--event", "bundle_disabling")
+    assert r.code == 0 and "  bundle_disabling  pulsar-broker-1.2020-06-01.log:1457  Disabling ownership" in r.out, r.out
+    r = cli("events", BROKER, "--tz", "UTC", "--format", "table", "-v", "--event", "bundle_disabling")
     assert r.code == 0 and "pulsar:bundle_disabling" in r.out and "bundle=public/default/" in r.out
 
 

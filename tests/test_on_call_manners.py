@@ -68,3 +68,46 @@ def test_a_piped_log_is_read_without_a_dash(tmp_path):
     # nothing piped (stdin is /dev/null or a terminal): the error says how to give input
     r = run("analyze", "--tz", "UTC")
     assert r.code == 2 and "no input given" in r.err and "pipe the log in" in r.err, r
+
+
+def test_events_on_a_terminal_is_one_line_per_event_and_paged(tmp_path):
+    import re
+
+    from test_terminal_report import _env, _on_a_terminal
+
+    log = SAMPLES / "kafka-outage"
+    n = sum(int(x.rsplit(":", 1)[1]) for x in run("events", "--tz", "UTC", "--count", log).out.split())
+    paged = tmp_path / "paged.txt"
+    code, _ = _on_a_terminal(["events", "--tz", "UTC", str(log)], _env(LOGSLEUTH_PAGER=f"cat > {paged}"))
+    assert code == 0
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", x) for x in paged.read_text().splitlines()]
+    assert lines[0] == f"{n} events on 2024-05-02, times in UTC"
+    assert lines[1] == f"in {log}/ (named below without it)" or lines[1:3] == [f"in {log}/", "(named below without it)"], lines[:3]
+    body = lines[2:] if lines[1].endswith("(named below without it)") else lines[3:]
+    assert len(body) == n and all(len(x) <= 80 for x in body), body[:3]
+    assert all(re.match(r"^\d\d:\d\d:\d\d\.\d{3}  [a-z_]+  (orders|billing)-producer\.log:\d+", x) for x in body), body[:3]
+    # --no-pager (accepted by every command that pages): the same lines straight to the terminal
+    paged.unlink()
+    for args in (["events", "--no-pager"], ["analyze", "--no-pager"], ["timeline", "--no-pager"]):
+        code, shown = _on_a_terminal([*args, "--tz", "UTC", str(log)], _env(LOGSLEUTH_PAGER=f"cat > {paged}"))
+        assert code in (0, 1) and not paged.exists(), (args, shown[-300:])
+    # -v: each event with its fields and whole message
+    code, shown = _on_a_terminal(["events", "-v", "--no-pager", "--tz", "UTC", str(log / "orders-producer.log")], _env())
+    assert "client_id=producer-1" in shown
+
+
+def test_piped_events_whole_records_let_grep_find_the_stack_trace(tmp_path):
+    log = SAMPLES / "kafka-outage-spring" / "payment-service.log"
+    plain = run("events", "--tz", "UTC", log)
+    assert "Caused by: org.apache.kafka.common.errors.TimeoutException: Expiring" not in plain.out
+    whole = run("events", "--tz", "UTC", "--whole", log)
+    assert whole.code == 0
+    hits = [x for x in whole.out.splitlines() if "Caused by: org.apache.kafka.common.errors.TimeoutException: Expiring 37 record(s)" in x]
+    assert hits, whole.out[:2000]
+    # path:N: names the line the text is on (as grep -n would)
+    text = log.read_text(encoding="utf-8").splitlines()
+    for h in hits:
+        path, n, rest = h.split(":", 2)
+        assert path == str(log) and text[int(n) - 1] == rest, h
+    r = run("events", "--tz", "UTC", "--whole", "--format", "ndjson", log)
+    assert r.code == 2 and "--whole prints lines for pipes" in r.err

@@ -42,6 +42,9 @@ def events(
     count: Annotated[bool, typer.Option("--count", "-c", help="Print how many events of each kind, as 'system:event:N' (most first), instead of the events.")] = False,
     files_with_events: Annotated[bool, typer.Option("--files-with-events", "-l", help="Print only the inputs that hold an event, one per line.")] = False,
     with_event: Annotated[bool, typer.Option("--with-event", help="grep format with the event name: 'path:line:event:text' (for awk -F:).")] = False,
+    whole: Annotated[bool, typer.Option("--whole", "-w", help="grep format: every line of each event's record (its stack trace, its 'Caused by'), each as path:line:text, so a grep after it finds them.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="On a terminal: each event with its fields and whole message (default: one line per event).")] = False,
+    no_pager: Annotated[bool, typer.Option("--no-pager", help="On a terminal, do not page long output (also LOGSLEUTH_PAGER=).")] = False,
     since: SinceOpt = None,
     until: UntilOpt = None,
     patterns: PatternsOpt = None,
@@ -64,7 +67,7 @@ def events(
     zone = set_view(display_tz, color)
     if count and files_with_events:
         raise LogsleuthError("give --count or --files-with-events, not both")
-    modes = [name for name, on in (("--count", count), ("--files-with-events", files_with_events), ("--with-event", with_event)) if on]
+    modes = [name for name, on in (("--count", count), ("--files-with-events", files_with_events), ("--with-event", with_event), ("--whole", whole)) if on]
     if modes and format not in (None, EventsFormat.grep):
         raise LogsleuthError(f"{modes[0]} prints lines for pipes: give no --format (or --format grep)")
     rank = _level(level)
@@ -81,7 +84,7 @@ def events(
         present = set(events["path"].cast(str).unique().to_list()) if events.height else set()
         view_.names([r.name for r in result.inputs if r.name in present])
         raise typer.Exit(0 if present else 1)
-    fmt = format or (EventsFormat.grep if with_event or not is_terminal() else EventsFormat.table)
+    fmt = format or (EventsFormat.grep if with_event or whole or not is_terminal() else EventsFormat.table)
     if fmt == EventsFormat.parquet:
         from logsleuth.recognise import eventstore
 
@@ -93,14 +96,31 @@ def events(
     elif output is not None:
         raise LogsleuthError("-o is for --format parquet; redirect the other formats")
     elif fmt == EventsFormat.grep:
-        view_.grep(events, with_event=with_event, texts=result.texts)
+        view_.grep(events, with_event=with_event, texts=result.texts, whole=whole)
     elif fmt == EventsFormat.ndjson:
         view_.ndjson(events, packs, result.texts)
     elif fmt == EventsFormat.csv:
         view_.csv(events, packs, result.texts)
-    else:
+    elif verbose:
         view_.table(events, packs, limit=2000)
+    else:
+        _paged(view_.brief(events, _width(), limit=20_000), pager=not no_pager)
     raise typer.Exit(0 if events.height else 1)
+
+
+def _width() -> int:
+    from logsleuth.render.console import stdout_console
+
+    return stdout_console().width
+
+
+def _paged(text: str, pager: bool) -> None:
+    """A terminal's text through the pager when longer than the screen (render/pager.py)."""
+    from logsleuth.render import pager as pg
+    from logsleuth.render.console import is_terminal, stdout_console
+
+    if not (pager and is_terminal() and pg.page(text, stdout_console().size.height)):
+        sys.stdout.write(text)
 
 
 def _level(text: str | None) -> int | None:

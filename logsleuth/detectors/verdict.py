@@ -84,9 +84,20 @@ class VerdictError(Exception):
 
 @functools.lru_cache(maxsize=None)
 def _grammar():
+    """The condition grammar, built with pyparsing's usual whitespace skipping: the layout
+    compiler (ingest/layouts/convpattern.py) turns the default off for the whole process when it is
+    imported, so it is set for the build and put back after."""
     import pyparsing as pp
 
-    pp.ParserElement.enable_packrat()
+    saved = "".join(sorted(pp.ParserElement.DEFAULT_WHITE_CHARS))
+    pp.ParserElement.set_default_whitespace_chars(" \t\r\n")
+    try:
+        return _build_grammar(pp)
+    finally:
+        pp.ParserElement.set_default_whitespace_chars(saved)
+
+
+def _build_grammar(pp):
     LPAR, RPAR, COMMA = map(pp.Suppress, "(),")
     number = pp.pyparsing_common.number.copy()
     string = pp.QuotedString("'", esc_char="\\") | pp.QuotedString('"', esc_char="\\")

@@ -133,9 +133,11 @@ def visible_names(events: pl.DataFrame) -> pl.Expr:
     return path.replace(hostile) if hostile else path
 
 
-def grep(events: pl.DataFrame, with_event: bool = False, texts: TextStore | None = None) -> None:
+def grep(events: pl.DataFrame, with_event: bool = False, texts: TextStore | None = None, whole: bool = False) -> None:
     """``path:line:text`` (``with_event``: ``path:line:event:text``); the path, line and event
-    coloured as rg does when colours are on (a terminal, or --color always)."""
+    coloured as rg does when colours are on (a terminal, or --color always). ``whole``: every line
+    of each event's record, each as ``path:N:text`` (a stack trace's ``Caused by`` and the
+    exception texts in it are found by a grep after it)."""
     terminal = is_terminal()  # a log line must not repaint the analyst's terminal; a pipe gets it as it was
     color = color_mode() == "always" or (terminal and color_mode() == "auto")
     p, n, e, z = ("\x1b[35m", "\x1b[32m", "\x1b[33m", "\x1b[0m") if color else ("", "", "", "")
@@ -146,7 +148,66 @@ def grep(events: pl.DataFrame, with_event: bool = False, texts: TextStore | None
     if with_event:
         parts += [pl.lit(e), pl.col("event").cast(pl.String), pl.lit(z + ":")]
     for start in range(0, events.height, SLICE):
-        _write_lines(with_raw(events.slice(start, SLICE), texts).select(pl.concat_str([*parts, raw])).to_series())
+        part = with_raw(events.slice(start, SLICE), texts)
+        first = part.select(pl.concat_str([*parts, raw]).alias("out"))
+        if not whole:
+            _write_lines(first.to_series())
+            continue
+        _write_lines(_whole_records(part, first, parts, terminal))
+
+
+def _whole_records(part: pl.DataFrame, first: pl.DataFrame, head: list, terminal: bool) -> pl.Series:
+    """Each event's first line (``first``), then its record's continuation lines, ``path:N:text``
+    with N counted on from the event's line: one frame, exploded and put back in order."""
+    cont = pl.col("msg").fill_null("").str.split("\n").list.slice(1)
+    more = part.with_row_index("_ev").select(
+        "_ev", "path", "line", "event", _cont=cont, _n=pl.int_ranges(pl.col("line") + 1, pl.col("line") + 1 + cont.list.len()),
+    ).explode("_cont", "_n").drop_nulls("_cont").with_columns(line=pl.col("_n"))
+    text = visible_expr(pl.col("_cont")) if terminal else pl.col("_cont")
+    rest = more.select("_ev", _sub=pl.lit(1, dtype=pl.Int64), out=pl.concat_str([*head, text]))
+    firsts = first.with_row_index("_ev").select("_ev", _sub=pl.lit(0, dtype=pl.Int64), out="out")
+    return pl.concat([firsts, rest]).sort("_ev", "_sub", maintain_order=True).get_column("out")
+
+
+def brief(events: pl.DataFrame, width: int, limit: int | None = None) -> str:
+    """One line per event for a terminal: time of day (milliseconds), the event, ``path:line`` and
+    the start of its message, the message cut to ``width`` (never the path); a header names the
+    day, the zone and the directory every path shares. ``-v`` shows each in full (``table``)."""
+    from rich.cells import cell_len
+
+    from logsleuth.render.paths import Shortener, prefix_lines
+
+    shown = events if limit is None else events.head(limit)
+    days = {clock.local(t).date() for t in shown["ts"].drop_nulls().to_list()} if shown.height else set()
+    one_day = len(days) == 1
+    out = []
+    short = Shortener([str(x) for x in shown["path"].unique().to_list()] if shown.height else [])
+    if shown.height:
+        t0 = shown["ts"].drop_nulls().first() if shown["ts"].null_count() < shown.height else None
+        zone = clock.abbr(t0) + ("" if clock.is_utc() else f" ({clock.zone_name()})")
+        out.append(f"{shown.height:,} events" + (f" on {next(iter(days)).isoformat()}" if one_day else "") + f", times in {zone}")
+        if short.prefix:
+            out += prefix_lines(visible(short.prefix), width)
+    for row in shown.iter_rows(named=True):
+        t = row["ts"]
+        if t is None:
+            when = "-".ljust(12 if one_day else 18)
+        else:
+            x = clock.local(t)
+            when = x.strftime("%H:%M:%S") + f".{x.microsecond // 1000:03d}"
+            if not one_day:
+                when = x.strftime("%m-%d ") + when
+        head = f"{when}  {row['event']}  {short.path(str(row['path']))}:{row['line']}"
+        room = width - cell_len(head) - 2
+        msg = one_line(row["msg"], 400)
+        if room >= 8 and msg:
+            while cell_len(msg) > room:
+                msg = msg[: max(1, len(msg) - (cell_len(msg) - room) - 1)] + "…"
+            head += "  " + msg
+        out.append(head)
+    if limit is not None and events.height > limit:
+        out.append(f"… {events.height - limit:,} more events (use --format ndjson or grep for all)")
+    return "\n".join(out) + ("\n" if out else "")
 
 
 def counts(events: pl.DataFrame) -> None:
