@@ -111,3 +111,27 @@ def test_piped_events_whole_records_let_grep_find_the_stack_trace(tmp_path):
         assert path == str(log) and text[int(n) - 1] == rest, h
     r = run("events", "--tz", "UTC", "--whole", "--format", "ndjson", log)
     assert r.code == 2 and "--whole prints lines for pipes" in r.err
+
+
+def test_inputs_that_are_not_broker_logs_are_said_early_and_once(tmp_path):
+    d = tmp_path / "var-log"
+    d.mkdir()
+    for i in range(55):  # logs, but of other things: cron and a web server
+        (d / f"host{i:02}.log").write_text("".join(
+            f"Dec  3 10:{k:02}:01 web-{i} cron[{900 + k}]: (root) CMD (run-parts /etc/cron.hourly)\n"
+            f"Dec  3 10:{k:02}:02 web-{i} nginx[77]: 10.0.0.{k} - - \"GET /index.html HTTP/1.1\" 200 512\n" for k in range(40)), encoding="utf-8")
+    r = run("analyze", "--tz", "UTC", "--format", "json", d)
+    assert r.code == 0, r
+    notes = [x for x in r.err.splitlines() if "do not look like Pulsar, Kafka or sarama logs" in x]
+    assert len(notes) == 1 and "none of the 50 inputs read so far" in notes[0], r.err
+    # a real log among them: no such note
+    (d / "host00.log").write_bytes((SAMPLES / "kafka-outage" / "orders-producer.log").read_bytes())
+    r = run("analyze", "--tz", "UTC", "--format", "json", d)
+    assert "do not look like" not in r.err, r.err
+
+
+def test_inputs_that_span_years_get_a_note(tmp_path):
+    old = tmp_path / "old.log"
+    old.write_text("[2019-03-01 10:00:00,000] INFO [Producer clientId=p-1] Node 2 disconnected. (org.apache.kafka.clients.NetworkClient)\n", encoding="utf-8")
+    r = run("analyze", "--tz", "UTC", "--no-pager", SAMPLES / "kafka-outage" / "orders-producer.log", old, env={"COLUMNS": "100"})
+    assert "the inputs span 5.2 years" in r.out, r.out[:1500]

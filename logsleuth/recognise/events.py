@@ -113,6 +113,34 @@ def file_enum(names: list[str]) -> pl.Enum:
     return pl.Enum(list(dict.fromkeys(names)))
 
 
+class WrongInputWatch:
+    """Says once on stderr, early, when what is being read does not look like broker or client logs
+    at all (``analyze /etc/``): after WRONG_INPUTS inputs or WRONG_BYTES bytes without one event."""
+
+    WRONG_INPUTS = 50
+    WRONG_BYTES = 100 * 1024 * 1024
+
+    def __init__(self) -> None:
+        self.inputs = 0
+        self.bytes = 0
+        self.events = 0
+        self.said = False
+
+    def saw(self, rep: InputReport, events: int) -> None:
+        self.inputs += 1
+        self.bytes += rep.stats.bytes_text or rep.stats.bytes_read
+        self.events += events
+        if self.said or self.events or (self.inputs < self.WRONG_INPUTS and self.bytes < self.WRONG_BYTES):
+            return
+        self.said = True
+        from logsleuth.safe import visible
+
+        mb = self.bytes / (1024 * 1024)
+        print(f"logsleuth: note: none of the {self.inputs} inputs read so far ({mb:,.0f} MB, the last {visible(rep.name)}) holds a "
+              "line logsleuth recognises: these do not look like Pulsar, Kafka or sarama logs ('logsleuth inspect PATH' says "
+              "what each file is); reading on", file=sys.stderr, flush=True)
+
+
 def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilter | None = None, templates: bool = False) -> EventSet:
     """``templates``: also count every unrecognised record per template and minute (for "what else
     changed"; costs a full parse of every record)."""
@@ -140,9 +168,11 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
     match.constant_columns = tuple(EVENT_COLUMNS)  # type: ignore[attr-defined]  (literals: no copy needed)
 
     texts = TextStore()  # the events' record texts, out of the table (on disk; see ingest/texts.py)
+    wrong = WrongInputWatch()
     for i, (rep, ev) in enumerate(iter_read(paths, opts, select=matcher.prefilter, reduce=reduce, process=match, texts=texts, hold=lambda: spill.Holder(budget))):
         files.append(rep.name)
         reports.append(rep)
+        wrong.saw(rep, ev.height)
         fp = rep.stats.fingerprint
         if fp is not None and fp in seen:  # a copy (foo.log and foo.log.bak): counted once
             rep.skipped_input = f"same content as {seen[fp]} (read once)"

@@ -17,6 +17,7 @@ from logsleuth.ingest import rotation
 from logsleuth.render import clock
 from logsleuth.safe import visible
 
+YEARS_NOTE_DAYS = 365  # inputs spanning this long get a note (they are seldom one incident)
 SKEW_WARN_S = 1.0  # a clock off by more than this is worth a warning, corrected or not
 ROUTINE_INGEST = ("UTF-8 byte-order mark removed",)
 
@@ -150,6 +151,12 @@ def reading_notes(a: Analysis, short=visible) -> Notes:
                 t = f"{short(name)} ({_t(f0)} → {_t(l0)}) overlaps no other input in time: {hint}"
                 brief = f"{short(name)} ({span_text(f0, l0, seconds=False).rsplit(' (', 1)[0]}) overlaps no other input in time: {hint}"
                 out.warnings.append((brief, t))
+    first, last = a.span
+    if first is not None and last is not None and (last - first).days >= YEARS_NOTE_DAYS:  # a stray stamp, or logs of years ago
+        years = (last - first).days / 365.25
+        t = (f"the inputs span {years:.1f} years ({_t(first)} → {_t(last)}): a wrong --date or --tz, an old file among them, "
+             "or a stray time stamp; narrow with --since/--until if that is not the night you mean")
+        out.warnings.append((t, t))
     for t in coverage_notes(a, short):
         out.warnings.append((t, t))
     for x in a.failures:  # a detector that raised: its findings are missing, the others stand
