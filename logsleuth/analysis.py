@@ -37,6 +37,8 @@ def analyze(
         result = stored
     else:
         result = ev.collect(paths, opts, packs, read_flt, templates=templates)
+    if flt is not None:  # no display zone chosen: the zone the logs' stamps agree on
+        flt.adopt_zone(result.inputs)
     if window_flt is not None:
         window_flt.resolve(*result.span)
     logs = as_logs(result)

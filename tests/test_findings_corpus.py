@@ -17,6 +17,7 @@ import pytest
 
 from conftest import ROOT
 
+import logsleuth
 from logsleuth.detectors import all_detectors
 from logsleuth.detectors.verdict import fact_names
 from logsleuth.recognise.packs import load_packs
@@ -122,6 +123,9 @@ def test_the_event_lint_sees_what_detectors_read() -> None:
 # ----------------------------------------------------------------------------- verdict files
 
 MIGRATED = [d for d in DETECTORS if d.verdict is not None]
+# where the installed package lives (the repo in an editable install, site-packages in CI): the page names the
+# verdict file by its path in the repo, logsleuth/detectors/…
+PACKAGE_HOME = Path(logsleuth.__file__).resolve().parent.parent
 
 
 def test_some_findings_are_declared_as_data() -> None:
@@ -139,7 +143,7 @@ def test_a_verdict_reads_only_what_its_facts_declare(det) -> None:
 def test_the_doc_page_has_the_confidence_table_of_its_verdict(det) -> None:
     page = ROOT / "docs" / "findings" / f"{det.id}.md"
     text = page.read_text(encoding="utf-8")
-    start = f"<!-- confidence table: made from {det.verdict.source.relative_to(ROOT)} (LOGSLEUTH_REGENERATE=1 pytest tests/test_findings_corpus.py) -->"
+    start = f"<!-- confidence table: made from {det.verdict.source.relative_to(PACKAGE_HOME).as_posix()} (LOGSLEUTH_REGENERATE=1 pytest tests/test_findings_corpus.py) -->"
     end = "<!-- end of the confidence table -->"
     table = det.verdict.confidence_table()
     block = f"{start}\n{table}\n{end}"

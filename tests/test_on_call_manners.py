@@ -135,3 +135,21 @@ def test_inputs_that_span_years_get_a_note(tmp_path):
     old.write_text("[2019-03-01 10:00:00,000] INFO [Producer clientId=p-1] Node 2 disconnected. (org.apache.kafka.clients.NetworkClient)\n", encoding="utf-8")
     r = run("analyze", "--tz", "UTC", "--no-pager", SAMPLES / "kafka-outage" / "orders-producer.log", old, env={"COLUMNS": "100"})
     assert "the inputs span 5.2 years" in r.out, r.out[:1500]
+
+
+def test_times_are_shown_in_the_zone_the_stamps_say(tmp_path):
+    log = SAMPLES / "kafka-outage-spring" / "order-service.log"  # every stamp says +02:00
+    r = run("analyze", "--no-pager", log, env={"COLUMNS": "100"})
+    assert r.out.splitlines()[0].endswith("2024-09-17 16:00 → 16:11 +02 (11.9 min)"), r.out[:300]
+    # a time typed as the log shows it selects what the log shows after it
+    r = run("events", "--count", "--since", "16:05", log)
+    assert r.code == 0 and "kafka:connection_failed:81" in r.out, r
+    # read in another zone, an empty selection says which zone and the offset to give
+    r = run("events", "--count", "--display-tz", "UTC", "--since", "16:05", log)
+    assert r.code == 2 and "'16:05' was read in UTC, but the logs' stamps are in +02:00: give '16:05+02:00' or --display-tz +02:00" in r.err, r
+    for args in (("--display-tz", "UTC", "--since", "16:05+02:00"), ("--display-tz", "+02:00", "--since", "16:05")):
+        r = run("events", "--count", *args, log)
+        assert r.code == 0 and "kafka:connection_failed:81" in r.out, (args, r)
+    # stamps that disagree (UTC-read zone-less and +02:00): UTC, as before
+    r = run("analyze", "--no-pager", "--tz", "UTC", SAMPLES / "kafka-outage-spring", env={"COLUMNS": "100"})
+    assert " UTC (" in r.out.splitlines()[0], r.out[:300]

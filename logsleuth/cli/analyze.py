@@ -13,7 +13,7 @@ import typer
 from logsleuth.cli.options import (
     _FORMAT_BY_SUFFIX, AnalyzeFormat, ColorMode, ColorOpt, ConfigOpt, DateOpt, DisplayTzOpt, LayoutOpt, LayoutPatternOpt, MemoryBudgetOpt,
     NoConfigOpt, Paths, PatternsOpt, Severity, SinceOpt, SkewMode, SkewOpt, TzOpt, UntilOpt, _incident_window,
-    read_options, set_view,
+    read_options, show_in_logs_zone, set_view,
 )
 from logsleuth.errors import LogsleuthError
 from logsleuth.safe import document_text
@@ -72,7 +72,7 @@ def analyze(
         from logsleuth.detectors.sarama.config import parse_sarama_config
 
         det_opts["sarama_config"] = parse_sarama_config(sarama_config)
-    flt = ev.EventFilter(since_text=since, until_text=until, zone=zone)
+    flt = ev.EventFilter(since_text=since, until_text=until, zone=zone, auto_zone=display_tz is None)
     fmt = _format_for(format, output)
     fmt = fmt or (AnalyzeFormat.terminal if is_terminal() or colors_forced() else AnalyzeFormat.text)
     rich_report = fmt in (AnalyzeFormat.markdown, AnalyzeFormat.html)
@@ -91,6 +91,7 @@ def analyze(
             raise LogsleuthError("no input given (name files, directories, globs, - for stdin, or --events DIR; or pipe the log in)")
         paths = ["-"]
     result = run(paths or [], opts, packs, flt, det_opts, detector, skew_mode=skew.value, templates=rich_report, stored=stored)
+    show_in_logs_zone(flt, display_tz)
     _emit_report(result, fmt, output, verbose=verbose, pager=not no_pager, elapsed=time.perf_counter() - started)
     if fail_on is not None and any(at_or_above(f.severity, fail_on.value) for f in result.findings):
         raise typer.Exit(1)
@@ -235,6 +236,7 @@ def report(
         from logsleuth.detectors.sarama.config import parse_sarama_config
 
         det_opts["sarama_config"] = parse_sarama_config(sarama_config)
-    flt = ev.EventFilter(since_text=since, until_text=until, zone=zone)
+    flt = ev.EventFilter(since_text=since, until_text=until, zone=zone, auto_zone=display_tz is None)
     result = run(paths, opts, packs, flt, det_opts, skew_mode=skew.value, templates=True, window=_incident_window(around, window, zone))
+    show_in_logs_zone(flt, display_tz)
     _emit_report(result, fmt, output, title)

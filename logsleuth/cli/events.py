@@ -11,7 +11,7 @@ import typer
 
 from logsleuth.cli.options import (
     ColorMode, ColorOpt, ConfigOpt, DateOpt, DisplayTzOpt, EventsFormat, LayoutOpt, LayoutPatternOpt, MemoryBudgetOpt, NoConfigOpt, Paths,
-    PatternsOpt, SinceOpt, TzOpt, UntilOpt, read_options, set_view,
+    PatternsOpt, SinceOpt, TzOpt, UntilOpt, read_options, set_view, show_in_logs_zone,
 )
 from logsleuth.errors import LogsleuthError
 
@@ -74,8 +74,10 @@ def events(
     matches = _regex(grep, ignore_case)
     opts = read_options(tz, date, layout, layout_pattern, memory_budget)
     packs = load_packs(patterns)
-    flt = ev.EventFilter(since_text=since, until_text=until, zone=zone, events=event or [], systems=system or [], say_copies=True)
+    flt = ev.EventFilter(since_text=since, until_text=until, zone=zone, events=event or [], systems=system or [], say_copies=True,
+                         auto_zone=display_tz is None)
     result = ev.collect(paths, opts, packs, flt)
+    show_in_logs_zone(flt, display_tz)
     events = _keep(result.events, rank, matches, result.texts)
     if count:
         view_.counts(events)

@@ -102,6 +102,17 @@ def set_view(display_tz: str | None = None, color: "ColorMode | str | None" = No
     return clock.set_zone(display_tz)
 
 
+def show_in_logs_zone(flt, display_tz: str | None) -> None:
+    """No display zone chosen (flag, environment or config): times are read and shown in the zone
+    the logs' stamps agree on (recognise.events.logs_zone) once the inputs are read; ``flt`` is the
+    run's EventFilter, told before the run (``auto_zone``) and read after it."""
+    if display_tz is not None or flt is None or not flt.zone_chosen:
+        return
+    from logsleuth.render import clock
+
+    clock.set_zone(flt.zone_chosen)
+
+
 class EventsFormat(str, Enum):
     table = "table"
     grep = "grep"

@@ -100,8 +100,26 @@ def _valid_zone(name: str) -> bool:
         return False
 
 
+_FIXED_OFFSET = re.compile(r"^\s*(?:UTC|GMT)?\s*([+-])(\d{1,2})(?::?00)?\s*$", re.IGNORECASE)
+
+
+def zone_label(zone: str) -> str:
+    """How a zone is named to people: 'Etc/GMT-2' (a whole-hour offset) as '+02:00', 'Etc/UTC' as 'UTC'."""
+    if zone in ("UTC", "Etc/UTC", "Z"):
+        return "UTC"
+    m = re.fullmatch(r"Etc/GMT([+-])(\d{1,2})", zone)
+    if m:  # the Etc zones' sign is the other way round (POSIX)
+        return f"{'-' if m.group(1) == '+' else '+'}{int(m.group(2)):02d}:00"
+    return zone
+
+
 def check_zone(name: str) -> str:
-    """A zone name as given, or its canonical spelling ('utc' -> 'UTC', 'asia/shanghai' -> 'Asia/Shanghai')."""
+    """A zone name as given, or its canonical spelling ('utc' -> 'UTC', 'asia/shanghai' -> 'Asia/Shanghai');
+    a whole-hour offset ('+02:00', 'UTC+2') as its fixed zone ('Etc/GMT-2')."""
+    m = _FIXED_OFFSET.match(name)
+    if m and int(m.group(2)) <= 14:
+        hours = int(m.group(2))
+        return "UTC" if hours == 0 else f"Etc/GMT{'-' if m.group(1) == '+' else '+'}{hours}"
     if _valid_zone(name):
         return name
     import zoneinfo

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+import re
 import sys
 from dataclasses import dataclass, field
 
@@ -24,11 +25,21 @@ class EventFilter:
     since_text: str | None = None  # absolute or relative (see timeparse.parse_when)
     until_text: str | None = None
     zone: str = "UTC"  # for zone-less absolute times
+    auto_zone: bool = False  # no display zone chosen: read them in the zone the logs' stamps are in (logs_zone), when they agree
+    zone_chosen: str | None = None  # that zone, once the inputs are read
+    logs_zone: str | None = None  # the zone the inputs' stamps agree on (None: they do not, or not read yet)
     events: list[str] = field(default_factory=list)  # names or globs
     systems: list[str] = field(default_factory=list)
     say_copies: bool = False  # a note on stderr for an input skipped as a copy of another (events, timeline: no summary says it)
     since: dt.datetime | None = None  # resolved once the inputs' time span is known
     until: dt.datetime | None = None
+
+    def adopt_zone(self, reports: list[InputReport]) -> None:
+        """With ``auto_zone``: the zone the inputs' stamps agree on becomes the one times are read
+        and shown in (said by ``zone_chosen``)."""
+        self.logs_zone = logs_zone(reports)
+        if self.auto_zone and self.zone_chosen is None and self.logs_zone is not None:
+            self.zone = self.zone_chosen = self.logs_zone
 
     def resolve(self, first: dt.datetime | None, last: dt.datetime | None) -> None:
         from logsleuth.ingest.timeparse import parse_when
@@ -41,8 +52,23 @@ class EventFilter:
             raise LogsleuthError(f"--since ({self.since:%Y-%m-%d %H:%M:%S} UTC) is after --until ({self.until:%Y-%m-%d %H:%M:%S} UTC)")
         if first is not None and last is not None and ((self.since and self.since > last) or (self.until and self.until < first)):
             raise LogsleuthError(
-                f"--since/--until select nothing: the logs run from {first:%Y-%m-%d %H:%M:%S} to {last:%Y-%m-%d %H:%M:%S} UTC"
+                f"--since/--until select nothing: the logs run from {first:%Y-%m-%d %H:%M:%S} to {last:%Y-%m-%d %H:%M:%S} UTC" + self._zone_hint()
             )
+
+    def _zone_hint(self) -> str:
+        """Which zone a zone-less --since/--until was read in, and how to give another."""
+        given = [t for t in (self.since_text, self.until_text) if t and not _RELATIVE_OR_ZONED.search(t)]
+        if not given:
+            return ""
+        from logsleuth.ingest.timeparse import zone_label
+
+        read_in = zone_label(self.zone)
+        logs = self.logs_zone
+        if logs is not None and zone_label(logs) != read_in:
+            return (f" ('{given[0]}' was read in {read_in}, but the logs' stamps are in {zone_label(logs)}: give "
+                    f"'{given[0]}{offset_of(logs, self.since or self.until)}' or --display-tz {zone_label(logs)})")
+        return (f" ('{given[0]}' was read in {read_in}; give the offset the log shows, e.g. '{given[0]}+02:00', "
+                "or --display-tz ZONE to read and show times in that zone)")
 
     def expr(self) -> pl.Expr:
         e = pl.lit(True)
@@ -111,6 +137,64 @@ def in_time_order(held: list[pl.DataFrame]) -> pl.DataFrame:
 def file_enum(names: list[str]) -> pl.Enum:
     """The dtype of the events' ``file`` column: the input names, sorting in this order."""
     return pl.Enum(list(dict.fromkeys(names)))
+
+
+_RELATIVE_OR_ZONED = re.compile(r"(?:Z|UTC|GMT|[+-]\d\d:?\d\d|\bago|^\s*[+-]|now|today|yesterday|day\b)\s*$|^\s*[+-]\d", re.IGNORECASE)
+_OFFSET = re.compile(r"(?:^|[\d\s.,\]])(Z|UTC|GMT|[+-]\d\d:?\d\d)\]?\s*$")
+
+
+def offset_of(zone: str, at: dt.datetime | None) -> str:
+    """'+02:00': the zone's offset at a time (now when None)."""
+    import zoneinfo
+
+    t = (at or dt.datetime.now(dt.timezone.utc)).astimezone(zoneinfo.ZoneInfo(zone))
+    off = t.utcoffset() or dt.timedelta(0)
+    mins = int(off.total_seconds() // 60)
+    return f"{'+' if mins >= 0 else '-'}{abs(mins) // 60:02d}:{abs(mins) % 60:02d}"
+
+
+def stamp_zone(rep: InputReport) -> str | None:
+    """The zone one input's stamps are written in, as a zone name ``clock.set_zone`` takes: the
+    offset the stamps carry (``+02:00`` -> ``Etc/GMT-2``; ``Z`` -> ``UTC``), or the zone zone-less
+    stamps were read in; ``?`` when it is not one zone (offsets that change, half-hour ones) and
+    None for an input without times."""
+    if rep.first_ts is None or not rep.zone or rep.zone == "n/a":
+        return None
+    if rep.zone.startswith("from the stamps"):
+        found = set()
+        for stamp in (rep.first_stamp, rep.last_stamp):
+            if not stamp:
+                continue
+            if re.fullmatch(r"\s*\d+(?:\.\d+)?\s*", stamp):  # epoch seconds or milliseconds: UTC
+                found.add("UTC")
+                continue
+            m = _OFFSET.search(stamp)
+            found.add(m.group(1) if m else "?")
+        if len(found) != 1:
+            return "?"
+        off = found.pop()
+        if off in ("Z", "UTC", "GMT", "+00:00", "-00:00", "+0000", "-0000"):
+            return "UTC"
+        if off == "?" or off[-2:] != "00":
+            return "?"
+        hours = int(off[1:3])
+        return f"Etc/GMT{'-' if off[0] == '+' else '+'}{hours}"
+    return rep.zone.split(" (", 1)[0].strip() or "?"
+
+
+def logs_zone(reports: list[InputReport]) -> str | None:
+    """The zone every input's stamps are in, when they agree (None otherwise): what people read
+    times in when they did not choose a display zone (docs/cli.md)."""
+    zones = {z for z in (stamp_zone(r) for r in reports if not r.skipped_input) if z is not None}
+    if len(zones) != 1 or "?" in zones:
+        return None
+    z = zones.pop()
+    from logsleuth.ingest.timeparse import check_zone
+
+    try:
+        return check_zone(z)
+    except LogsleuthError:
+        return None
 
 
 class WrongInputWatch:
@@ -213,6 +297,7 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
         events = matcher.complete(in_time_order(held))
     out = EventSet(events, reports, files, texts)
     if flt is not None:
+        flt.adopt_zone(reports)
         flt.resolve(*out.span)
         if flt.since or flt.until:
             events = events.filter(flt.expr())
