@@ -50,14 +50,15 @@ def observed(case: dict) -> dict:
     r = run("analyze", "--format", "json", *case.get("args", []), *case["_inputs"], cwd=ROOT)
     assert r.code in (0, 1), r
     d = r.json()
-    summary = {k: d["summary"][k] for k in ("files", "lines", "records", "events", "first_ts", "last_ts", "findings")}
+    summary = {k: d["summary"][k] for k in ("files", "lines", "records", "events", "first_ts", "last_ts", "findings", "incidents")}
     findings = []
     for f in d["findings"]:
         f = dict(f)
         # the quoted line's text is the log's own (path:line pins it)
         f["evidence"] = [{k: v for k, v in e.items() if k != "text"} for e in f["evidence"]]
         findings.append(f)
-    return {"summary": summary, "findings": findings}
+    # the incidents (findings/incidents.py): which findings share a cause, its headline and action
+    return {"summary": summary, "incidents": d["incidents"], "findings": findings}
 
 
 def _diff(want, got, where: str = "", out: list | None = None, limit: int = 12) -> list[str]:
@@ -99,6 +100,7 @@ def test_golden(case_dir: Path) -> None:
         return
     lines = [f"{case_dir.relative_to(ROOT)}: the findings changed (LOGSLEUTH_REGENERATE=1 rewrites expected.json; review the diff)"]
     lines += _diff(want["summary"], got["summary"], "summary")
+    lines += _diff(want.get("incidents"), got["incidents"], "incidents")
     wf, gf = want["findings"], got["findings"]
     if [f["id"] for f in wf] != [f["id"] for f in gf] or len(wf) != len(gf):
         lines.append("findings expected: " + "; ".join(_label(f) for f in wf))

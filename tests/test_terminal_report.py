@@ -1,5 +1,5 @@
 """The terminal report as an on-call engineer reads it at 80 columns: the answer on the first screen
-(the worst finding's title, root cause and action within 24 lines), the answer again on the last
+(the worst incident's cause, what it hit and the action, with its findings' titles, within 24 lines), the answer again on the last
 one, nothing wider than the terminal, and a pager only on a terminal."""
 
 from __future__ import annotations
@@ -46,25 +46,32 @@ def _short(doc: dict, text: str) -> str:
     return text.replace(prefix, "")
 
 
-def test_the_worst_finding_is_on_the_first_screen(sample):
+def test_the_worst_incident_is_on_the_first_screen(sample):
+    """One headline per incident: the worst one's cause, the logs it hit and the action to take now,
+    each whole (wrapped, never cut mid-phrase), and the titles of the findings it groups."""
     name, doc, lines = sample
-    worst = doc["findings"][0]
+    inc = doc["incidents"][0]
     first = flat(lines[:24])
-    title = _short(doc, worst["title"])
-    assert title in first, (name, title, "\n".join(lines[:24]))
-    assert start(_short(doc, worst["root_cause"])) in first, (name, "\n".join(lines[:24]))
-    action = re.sub(r"^Now: (.)", lambda m: m.group(1).upper(), _short(doc, worst["remediation"][0]))
-    assert start(action) in first, (name, "\n".join(lines[:24]))
+    assert _short(doc, inc["headline"]) in first, (name, inc["headline"], "\n".join(lines[:24]))
+    assert re.sub(r"\s+", " ", _short(doc, inc["now"])) in first, (name, "\n".join(lines[:24]))
+    for h in inc["hit"][:4]:
+        assert _short(doc, h) in first, (name, h)
+    worst = doc["findings"][inc["findings"][0] - 1]
+    assert worst is doc["findings"][0] or doc["findings"][0]["severity"] == worst["severity"]
+    nums = ", ".join(str(n) for n in inc["findings"])
+    assert _short(doc, worst["title"]) in first or f"finding{'s' if len(inc['findings']) > 1 else ''} {nums} below" in first, (name, "\n".join(lines[:24]))
     # severity and confidence in words, not only a number
-    assert re.search(rf"1 {worst['severity'].upper()} · (near certain|very likely|likely|possible|uncertain) \(", first)
+    assert re.search(rf"1 {inc['severity'].upper()} · (near certain|very likely|likely|possible|uncertain) \(", first)
+    assert not [ln for ln in lines[:24] if ln.startswith(("  now", "         ")) and ln.rstrip().endswith("…")], name
 
 
 def test_the_last_screen_names_it_again(sample):
     name, doc, lines = sample
-    worst = doc["findings"][0]
-    last = flat(lines[-10:])
-    assert start(_short(doc, worst["title"]), 60) in last, (name, "\n".join(lines[-10:]))
-    assert "── summary" in flat(lines[-16:])
+    inc = doc["incidents"][0]
+    last = flat(lines[-12:])
+    assert start(_short(doc, inc["headline"]), 60) in last, (name, "\n".join(lines[-12:]))
+    assert re.sub(r"\s+", " ", _short(doc, inc["now"])) in flat(lines[-20:]), (name, "\n".join(lines[-20:]))
+    assert "── summary" in flat(lines[-24:])
 
 
 def test_every_line_fits_80_columns_and_paths_are_short(sample):

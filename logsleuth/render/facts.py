@@ -240,3 +240,30 @@ def closing(a: Analysis) -> list[tuple[str, str]]:
 def severity_counts(a: Analysis) -> str:
     sev = Counter(f.severity for f in a.findings)
     return ", ".join(f"{sev[s]} {s}" for s in SEVERITIES if sev[s]) or "none"
+
+
+@dataclass
+class IncidentWords:
+    """An incident as the Markdown and HTML reports say it: words in the display zone, log text
+    made visible (each renderer escapes for its format)."""
+
+    severity: str
+    confidence: float
+    headline: str
+    window: str
+    hit: list[str]
+    now: str
+
+
+def incident_words(a: Analysis, inc) -> IncidentWords:
+    from logsleuth.detectors.words import render as render_words
+
+    zc = clock.display_clock()
+    return IncidentWords(
+        severity=inc.severity(a.findings),
+        confidence=inc.confidence(a.findings),
+        headline=visible(render_words(inc.headline, zc)),
+        window=clock.span(inc.first, inc.last) if inc.first is not None else "",
+        hit=[visible(h) for h in inc.hit],
+        now=visible(render_words(inc.now, zc)),
+    )

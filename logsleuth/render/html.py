@@ -9,6 +9,7 @@ from html import escape
 
 from logsleuth import __version__
 from logsleuth.findings import Analysis
+from logsleuth.render.facts import incident_words
 from logsleuth.detectors.finding import Finding
 from logsleuth.render import clock, provenance, svg
 from logsleuth.render import subjects as subj
@@ -79,12 +80,27 @@ def document(a: Analysis, title: str = "Incident analysis") -> str:
 
 def _summary(a: Analysis) -> list[str]:
     rows = "".join(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in closing(a))
-    ranked = "".join(
-        f'<li><a href="#finding-{i}"><span class="sev {e(f.severity)}">{e(f.severity.upper())}</span> {e(f.title)}</a> '
-        f'<span class="meta">· {_conf(f)}</span></li>'
-        for i, f in enumerate(a.findings, 1)
-    )
-    return ["<h2>Summary</h2>", f"<table>{rows}</table>", f"<ol>{ranked}</ol>" if ranked else ""]
+    out = ["<h2>Summary</h2>", f"<table>{rows}</table>"]
+    if a.incidents:
+        out.append("<h2>Incidents</h2>")
+        out.append('<ol class="incidents">')
+        for inc in a.incidents:
+            w = incident_words(a, inc)
+            nested = "".join(
+                f'<li><a href="#finding-{k + 1}"><span class="sev {e(a.findings[k].severity)}">{e(a.findings[k].severity.upper())}</span> '
+                f'{e(a.findings[k].title)}</a> <span class="meta">· {_conf(a.findings[k])}</span></li>'
+                for k in inc.members
+            )
+            out.append(
+                f'<li class="incident"><p><span class="sev {e(w.severity)}">{e(w.severity.upper())}</span> <b>{e(w.headline)}</b> '
+                f'<span class="meta">· {e(confidence_text(w.confidence))}</span></p>'
+                + (f'<p class="meta">{e(w.window)}</p>' if w.window else "")
+                + (f"<p><b>Hit:</b> {e(', '.join(w.hit))}</p>" if w.hit else "")
+                + (f"<p><b>Now:</b> {e(w.now)}</p>" if w.now else "")
+                + f'<ol class="members">{nested}</ol></li>'
+            )
+        out.append("</ol>")
+    return out
 
 
 def _conf(f: Finding) -> str:

@@ -25,8 +25,10 @@ def document(a: Analysis) -> dict:
             "since": iso_utc(a.since),
             "until": iso_utc(a.until),
             "findings": len(a.findings),
+            "incidents": len(a.incidents),
         },
         "inputs": [input_json(r) for r in a.inputs],
+        "incidents": [i.to_json(a.findings) for i in a.incidents],
         "findings": [f.to_json() for f in a.findings],
     }
     if a.failures:  # detectors that raised on these inputs: their findings are missing

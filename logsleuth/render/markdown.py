@@ -14,6 +14,7 @@ from logsleuth.detectors.finding import Finding
 from logsleuth.render import clock, provenance
 from logsleuth.render import subjects as subj
 from logsleuth.render.report import _cell, _t, closing, headline, input_rows, notes
+from logsleuth.render.facts import incident_words
 from logsleuth.render.words import confidence_text
 from logsleuth.safe import EVIDENCE_CHARS, one_line, visible
 
@@ -50,9 +51,18 @@ def document(a: Analysis, title: str = "Incident analysis", image: str | None = 
     out += ["## Summary", ""]
     for k, v in closing(a):
         out.append(f"- **{md(k)}**: {md(v)}")
-    if a.findings:
-        out.append("")
-        out += [f"{i}. **{md(f.severity.upper())}** [{md(f.title)}](#{anchor(i, f)}) · {md(confidence_text(f.confidence))}" for i, f in enumerate(a.findings, 1)]
+    if a.incidents:
+        out += ["", "## Incidents", ""]
+        for n, inc in enumerate(a.incidents, 1):
+            w = incident_words(a, inc)
+            out.append(f"{n}. **{md(w.severity.upper())}** {md(w.headline)} · {md(confidence_text(w.confidence))}" + (f"  \n   {md(w.window)}" if w.window else ""))
+            if w.hit:
+                out.append(f"   - **Hit**: {md(', '.join(w.hit))}")
+            if w.now:
+                out.append(f"   - **Now**: {md(w.now)}")
+            for k in inc.members:
+                f = a.findings[k]
+                out.append(f"   - finding {k + 1}: **{md(f.severity.upper())}** [{md(f.title)}](#{anchor(k + 1, f)}) · {md(confidence_text(f.confidence))}")
     out.append("")
     if image:
         out += ["## Timeline", "", f"![Timeline: one lane per finding subject, the causes marked]({image})", ""]

@@ -167,20 +167,58 @@ class View:
         return s + (f" · in {prefix}" if prefix else "")
 
     def verdict_set(self) -> list[int]:
-        """Indexes of the findings the first screen is about: medium or worse; without any, the
-        worst findings there are."""
-        fs = self.a.findings
-        top = [k for k, f in enumerate(fs) if SEVERITY_RANK[f.severity] <= SEVERITY_RANK["medium"]]
+        """Indexes of the incidents the first screen is about: medium or worse; without any, the
+        worst there are."""
+        fs, inc = self.a.findings, self.a.incidents
+        sev = [i.severity(fs) for i in inc]
+        top = [k for k, s in enumerate(sev) if SEVERITY_RANK[s] <= SEVERITY_RANK["medium"]]
         if top:
             return top
-        return [k for k, f in enumerate(fs) if f.severity == fs[0].severity] if fs else []
+        return [k for k, s in enumerate(sev) if s == sev[0]] if sev else []
 
     def _where(self) -> str:
         """'in these logs', or 'in the window asked for' with --since/--until (a finding outside it is not shown)."""
         return "in the window asked for (--since/--until)" if self.a.since is not None or self.a.until is not None else "in these logs"
 
+    def said(self, text) -> str:
+        """An incident's words (typed times) in the display zone, for a person."""
+        from logsleuth.detectors.words import render as render_words
+
+        return self.s(render_words(text, clock.display_clock()))
+
+    def incident_block(self, n: int, level: int) -> list[Text]:
+        """An incident: its headline (severity, confidence, the day's times, the cause); at level
+        >= 1 what it hit and the action to take now; >= 2 its window and the numbers of its
+        findings; >= 3 each of its findings' titles. Rows are wrapped, never cut."""
+        fs = self.a.findings
+        inc = self.a.incidents[n]
+        sev, conf = inc.severity(fs), inc.confidence(fs)
+        head = (Text(f"{n + 1} ") + Text(sev.upper(), style=SEV_STYLE[sev]) + Text(" · ")
+                + Text(confidence_text(conf), style="bold yellow" if conf < LOW_CONFIDENCE else "") + Text(" · "))
+        if inc.first is not None:
+            head += Text(_clock(inc.first, inc.last) + " · ")
+        head += Text(self.said(inc.headline), style="bold")
+        out = self.wrap(head, indent=2)
+        if level >= 2 and inc.first is not None:
+            out += self.wrap(Text(span_text(inc.first, inc.last)), label="  when   ")
+        if level >= 0 and inc.hit:
+            top = 4
+            hit = [self.s(h) for h in inc.hit]
+            out += self.wrap(Text(", ".join(hit[:top]) + (f" and {len(hit) - top} more" if len(hit) > top else "")), label="  hit    ")
+        if level >= 1 and inc.now:
+            out += self.wrap(Text(self.said(inc.now)), label="  now    ")
+        if level >= 3:
+            for k in inc.members:
+                f = fs[k]
+                out += self.wrap(Text(f"{k + 1} ") + self.sev(f) + Text(" " + self.s(f.title)), label="  · ", indent=4)
+        elif level >= 2:
+            nums = ", ".join(str(k + 1) for k in inc.members)
+            out += self.wrap(Text(f"finding{'s' if len(inc.members) > 1 else ''} {nums} below", style="dim"), label="  seen   ")
+        return out
+
     def first_screen(self) -> list[Text]:
         fs = self.a.findings
+        incidents = self.a.incidents
         head = self.header()
         warn = self.warnings()
         out = head + warn + [Text("")]
@@ -189,15 +227,15 @@ class View:
             return out
         chosen = self.verdict_set()
         levels = {k: 3 for k in chosen}
-        rest = len(fs) - len(chosen)
+        rest = len(incidents) - len(chosen)
 
         def render(blanks: bool) -> list[Text]:
             lines: list[Text] = []
-            shown = [k for k in chosen if levels[k] > 0]
-            for n, k in enumerate(shown):
-                if blanks and n:
+            shown = [k for k in chosen if levels[k] >= 0]
+            for m, k in enumerate(shown):
+                if blanks and m:
                     lines.append(Text(""))
-                lines += self.block(k + 1, fs[k], levels[k])
+                lines += self.incident_block(k, levels[k])
             hidden = len(chosen) - len(shown) + rest
             if hidden or len(fs) > 1:
                 lines.append(Text(""))
@@ -205,13 +243,14 @@ class View:
             return lines
 
         budget = self.height - len(out)
-        order = list(reversed(chosen[1:]))  # the worst finding keeps its whole block
+        others = list(reversed(chosen[1:]))  # the worst incident keeps its whole block longest
         for blanks in (True, False):
             body = render(blanks)
             if len(body) <= budget:
                 return out + body
-        for target in (2, 1, 0):
-            for k in order:
+        steps = [(2, others), (1, others), (0, others), (2, chosen[:1]), (-1, others), (1, chosen[:1])]
+        for target, which in steps:
+            for k in which:
                 if levels[k] > target:
                     levels[k] = target
                     body = render(False)
@@ -220,15 +259,17 @@ class View:
         return out + render(False)
 
     def below(self, chosen: list[int], shown: list[int]) -> str:
-        fs = self.a.findings
-        others = [f for k, f in enumerate(fs) if k not in shown]
+        fs, incidents = self.a.findings, self.a.incidents
+        others = [i for k, i in enumerate(incidents) if k not in shown]
+        n_inc = len(incidents)
+        what_inc = f"{n_inc} {'incident' if n_inc == 1 else 'incidents'} from {counts(len(fs), 'finding')}"
         if not others:
-            return f"details of findings 1–{len(fs)} below" if len(fs) > 1 else "details below"
+            return f"{what_inc}: the details of each finding below"
         from collections import Counter
 
-        c = Counter(f.severity for f in others)
+        c = Counter(i.severity(fs) for i in others)
         what = ", ".join(f"{c[s]} {s}" for s in ("critical", "high", "medium", "low", "info") if c[s])
-        return f"+{len(others)} more {'finding' if len(others) == 1 else 'findings'} ({what}) and the details below"
+        return f"{what_inc}; +{len(others)} more {'incident' if len(others) == 1 else 'incidents'} ({what}) and the details below"
 
     # ------------------------------------------------------------------ details
 
@@ -370,9 +411,10 @@ class View:
                 break
             listed += lines
         out += listed
-        worst = a.findings[0]
-        if worst.remediation:
-            out += self.wrap(Text(now_text(self.s(worst.remediation[0]))), label="→ now: ", max_lines=2)
+        worst = a.incidents[0] if a.incidents else None
+        if worst is not None and worst.now:
+            out += self.wrap(Text(self.said(worst.headline)), label="→ incident 1: ")
+            out += self.wrap(Text(self.said(worst.now)), label="→ now: ")
         return out
 
     def all(self) -> list:

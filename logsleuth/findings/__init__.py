@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -27,6 +28,13 @@ class Analysis:
     logs: dict = field(default_factory=dict)  # rotated log -> its segments, oldest first (rotation.group)
     texts: object = None  # the events' record texts (ingest.texts.TextStore): events has no raw column
     failures: list = field(default_factory=list)  # detectors that raised (detectors.facts.DetectorFailure)
+
+    @functools.cached_property
+    def incidents(self) -> list:
+        """The findings grouped by the root cause they share (findings/incidents.py), worst first."""
+        from logsleuth.findings.incidents import group
+
+        return group(self.findings)
 
     @property
     def span(self) -> tuple[dt.datetime | None, dt.datetime | None]:
