@@ -153,3 +153,28 @@ def test_times_are_shown_in_the_zone_the_stamps_say(tmp_path):
     # stamps that disagree (UTC-read zone-less and +02:00): UTC, as before
     r = run("analyze", "--no-pager", "--tz", "UTC", SAMPLES / "kafka-outage-spring", env={"COLUMNS": "100"})
     assert " UTC (" in r.out.splitlines()[0], r.out[:300]
+
+
+def test_one_line_per_incident_to_paste_in_chat(tmp_path):
+    """--format oneline: a Kafka node outage seen by two producers (four findings) is one line with
+    the severity, the cause, its window, the action and a path:line that is the quoted line."""
+    inc = SAMPLES / "kafka-outage"
+    r = run("analyze", "--tz", "UTC", "-f", "oneline", inc)
+    assert r.code == 0, r
+    lines = r.out.splitlines()
+    doc = run("analyze", "--tz", "UTC", "--format", "json", inc).json()
+    assert len(lines) == len(doc["incidents"]) == 1 and len(doc["findings"]) == 4
+    line = lines[0]
+    assert line.startswith("CRITICAL · kafka.broker-unreachable · 2024-05-02 10:15:30 → 10:19:39 UTC")
+    assert "Kafka broker node 2 (kafka-2/10.0.0.7:9092) unreachable" in line and "now: Restore node 2" in line
+    path, _, num = line.rsplit(" · ", 1)[1].rpartition(":")
+    quoted = open(path, encoding="utf-8").read().splitlines()[int(num) - 1]
+    assert "node 2" in quoted.lower(), quoted
+    # the same line in a file named .txt; info findings are incidents of their own, one line each
+    out = tmp_path / "one.txt"
+    assert run("analyze", "--tz", "UTC", "-f", "oneline", inc, "-o", out).code == 0
+    assert out.read_text(encoding="utf-8").splitlines() == lines
+    healthy = run("analyze", "--tz", "UTC", "-f", "oneline", SAMPLES / "pulsar-healthy")
+    hdoc = run("analyze", "--tz", "UTC", "--format", "json", SAMPLES / "pulsar-healthy").json()
+    assert healthy.code == 0 and len(healthy.out.splitlines()) == len(hdoc["incidents"]) == 2
+    assert all(x.startswith("INFO · pulsar.load-shedding · ") for x in healthy.out.splitlines())

@@ -26,7 +26,7 @@ def analyze(
     ] = None,
     format: Annotated[
         Optional[AnalyzeFormat],
-        typer.Option("--format", "-f", help="terminal (default on a terminal or with --color always; piped, e.g. to 'less -R', it is in colour with --color always), text (default when piped: the same without colours), markdown, html, json. markdown and html add the chart and 'what else changed' (like 'logsleuth report')."),
+        typer.Option("--format", "-f", help="terminal (default on a terminal or with --color always; piped, e.g. to 'less -R', it is in colour with --color always), text (default when piped: the same without colours), markdown, html, json, oneline (one line per incident, to paste in chat or a ticket). markdown and html add the chart and 'what else changed' (like 'logsleuth report')."),
     ] = None,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report to this file instead of stdout (markdown: the chart is written beside it as <name>.svg).")] = None,
     fail_on: Annotated[Optional[Severity], typer.Option("--fail-on", help="Exit 1 when a finding at or above this severity exists (for CI/cron).")] = None,
@@ -106,7 +106,7 @@ def _format_for(format: AnalyzeFormat | None, output: Path | None) -> AnalyzeFor
     if format is None:
         return named or AnalyzeFormat.text
     named = named or (AnalyzeFormat.text if output.suffix.lower() == ".txt" else None)
-    same = {AnalyzeFormat.terminal: AnalyzeFormat.text}.get(format, format)
+    same = {AnalyzeFormat.terminal: AnalyzeFormat.text, AnalyzeFormat.oneline: AnalyzeFormat.text}.get(format, format)
     if named is not None and named != same:
         raise LogsleuthError(
             f"-o {output}: the name says {named.value} but --format is {format.value} (name the file .{_SUFFIX[format]} or drop --format)"
@@ -114,7 +114,7 @@ def _format_for(format: AnalyzeFormat | None, output: Path | None) -> AnalyzeFor
     return format
 
 
-_SUFFIX = {AnalyzeFormat.terminal: "txt", AnalyzeFormat.text: "txt", AnalyzeFormat.markdown: "md", AnalyzeFormat.html: "html", AnalyzeFormat.json: "json"}
+_SUFFIX = {AnalyzeFormat.terminal: "txt", AnalyzeFormat.text: "txt", AnalyzeFormat.markdown: "md", AnalyzeFormat.html: "html", AnalyzeFormat.json: "json", AnalyzeFormat.oneline: "txt"}
 
 
 def _emit_report(result, fmt: "AnalyzeFormat", output: Path | None, title: str = "Incident analysis", verbose: bool = False, pager: bool = True, elapsed: float | None = None) -> None:
@@ -163,6 +163,10 @@ def _emit_report(result, fmt: "AnalyzeFormat", output: Path | None, title: str =
         from logsleuth.render import html
 
         body = html.document(result, title)
+    elif fmt == AnalyzeFormat.oneline:
+        from logsleuth.render import oneline
+
+        body = oneline.text(result)
     else:
         from logsleuth.render import report
         from logsleuth.render.console import report_width

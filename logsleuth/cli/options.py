@@ -127,6 +127,7 @@ class AnalyzeFormat(str, Enum):
     markdown = "markdown"
     html = "html"
     json = "json"
+    oneline = "oneline"
 
 
 # -o FILE: the name decides the format (analyze: anything else is text; report: html or markdown only)
