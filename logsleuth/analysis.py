@@ -8,7 +8,7 @@ import dataclasses
 
 from logsleuth.detectors import run_all
 from logsleuth.detectors.base import Context, resolve_texts
-from logsleuth.findings import Analysis, overlaps, rank
+from logsleuth.findings import Analysis, ignore_rules, overlaps, rank, split_ignored
 from logsleuth.ingest.inputs import ReadOptions
 from logsleuth.recognise import events as ev
 from logsleuth.recognise.packs import PackSet
@@ -26,6 +26,7 @@ def analyze(
     templates: bool = False,
     window: tuple | None = None,
     stored: ev.EventSet | None = None,
+    ignore: list[str] | None = None,
 ) -> Analysis:
     """``templates``: also rank the unrecognised messages whose rate changed in the incident window
     (``window`` = ((start, end), (baseline start, baseline end)), else derived from the findings)."""
@@ -50,6 +51,7 @@ def analyze(
     if window_flt is not None:
         findings = [f for f in findings if overlaps(f, window_flt.since, window_flt.until)]
         events = events.filter(window_flt.expr())
+    findings, ignored = split_ignored(findings, ignore_rules(ignore))
     out = Analysis(
         inputs=result.inputs,
         events=events,
@@ -60,6 +62,7 @@ def analyze(
         logs=logs,
         texts=result.texts,
         failures=ctx.failures,
+        ignored=ignored,
     )
     if templates:
         from logsleuth.recognise import templates as tpl

@@ -178,3 +178,23 @@ def test_one_line_per_incident_to_paste_in_chat(tmp_path):
     hdoc = run("analyze", "--tz", "UTC", "--format", "json", SAMPLES / "pulsar-healthy").json()
     assert healthy.code == 0 and len(healthy.out.splitlines()) == len(hdoc["incidents"]) == 2
     assert all(x.startswith("INFO · pulsar.load-shedding · ") for x in healthy.out.splitlines())
+
+
+def test_a_known_finding_is_ignored_and_counted(tmp_path):
+    """--ignore ID[:SUBJECT]: the finding is off the report and out of --fail-on, and every output
+    says how many were ignored and by which rule (never silently dropped)."""
+    inc = SAMPLES / "kafka-outage"
+    doc = run("analyze", "--tz", "UTC", "--format", "json", inc, "--ignore", "kafka.broker-unreachable:billing-1").json()
+    assert [f["id"] for f in doc["findings"]] == ["kafka.delivery-timeout", "kafka.broker-unreachable", "kafka.buffer-exhausted"]
+    assert doc["summary"]["ignored"] == 1 and doc["ignored"][0]["rule"] == "kafka.broker-unreachable:billing-1"
+    assert "billing-1" in doc["ignored"][0]["title"]
+    # by a log's file name, and by id glob
+    doc = run("analyze", "--tz", "UTC", "--format", "json", inc, "--ignore", "kafka.*:billing-producer.log").json()
+    assert doc["summary"]["ignored"] == 1
+    r = run("analyze", "--tz", "UTC", "--format", "text", inc, "--ignore", "kafka.*", "--fail-on", "high", env={"COLUMNS": "80"})
+    assert r.code == 0, r  # nothing left at or above high: the ignored do not fail the run
+    assert "(4 findings ignored by --ignore)" in " ".join(r.out.split())
+    assert "ignored (--ignore): 4 findings: kafka.delivery-timeout" in " ".join(r.out.split())
+    assert run("analyze", "--tz", "UTC", inc, "--fail-on", "high").code == 1
+    bad = run("analyze", inc, "--ignore", "kafka.delivery-timeout:")
+    assert bad.code == 2 and "--ignore" in bad.err and "Traceback" not in bad.err

@@ -12,7 +12,7 @@ import typer
 
 from logsleuth.cli.options import (
     _FORMAT_BY_SUFFIX, AnalyzeFormat, ColorMode, ColorOpt, ConfigOpt, DateOpt, DisplayTzOpt, LayoutOpt, LayoutPatternOpt, MemoryBudgetOpt,
-    NoConfigOpt, Paths, PatternsOpt, Severity, SinceOpt, SkewMode, SkewOpt, TzOpt, UntilOpt, _incident_window,
+    IgnoreOpt, NoConfigOpt, Paths, PatternsOpt, Severity, SinceOpt, SkewMode, SkewOpt, TzOpt, UntilOpt, _incident_window,
     read_options, show_in_logs_zone, set_view,
 )
 from logsleuth.errors import LogsleuthError
@@ -36,6 +36,7 @@ def analyze(
         typer.Option("--sarama-config", envvar="LOGSLEUTH_SARAMA_CONFIG", metavar="KEY=VALUE,...",
                      help="The sarama settings in use, e.g. 'Net.DialTimeout=5s,Net.ReadTimeout=3s,Producer.Retry.Max=1' (default: sarama's defaults)."),
     ] = None,
+    ignore: IgnoreOpt = None,
     since: SinceOpt = None,
     until: UntilOpt = None,
     skew: SkewOpt = SkewMode.auto,
@@ -90,7 +91,7 @@ def analyze(
         if not stdin_has_data():
             raise LogsleuthError("no input given (name files, directories, globs, - for stdin, or --events DIR; or pipe the log in)")
         paths = ["-"]
-    result = run(paths or [], opts, packs, flt, det_opts, detector, skew_mode=skew.value, templates=rich_report, stored=stored)
+    result = run(paths or [], opts, packs, flt, det_opts, detector, skew_mode=skew.value, templates=rich_report, stored=stored, ignore=ignore)
     show_in_logs_zone(flt, display_tz)
     _emit_report(result, fmt, output, verbose=verbose, pager=not no_pager, elapsed=time.perf_counter() - started)
     if fail_on is not None and any(at_or_above(f.severity, fail_on.value) for f in result.findings):
@@ -211,6 +212,7 @@ def report(
     around: Annotated[Optional[str], typer.Option("--around", help="The incident's time for 'what else changed' (default: where the worst finding starts).")] = None,
     window: Annotated[str, typer.Option("--window", help="With --around: the incident window after that time (the baseline is everything before it).")] = "30m",
     sarama_config: Annotated[Optional[str], typer.Option("--sarama-config", envvar="LOGSLEUTH_SARAMA_CONFIG", metavar="KEY=VALUE,...", help="The sarama settings in use (see analyze).")] = None,
+    ignore: IgnoreOpt = None,
     since: SinceOpt = None,
     until: UntilOpt = None,
     skew: SkewOpt = SkewMode.auto,
@@ -241,6 +243,6 @@ def report(
 
         det_opts["sarama_config"] = parse_sarama_config(sarama_config)
     flt = ev.EventFilter(since_text=since, until_text=until, zone=zone, auto_zone=display_tz is None)
-    result = run(paths, opts, packs, flt, det_opts, skew_mode=skew.value, templates=True, window=_incident_window(around, window, zone))
+    result = run(paths, opts, packs, flt, det_opts, skew_mode=skew.value, templates=True, window=_incident_window(around, window, zone), ignore=ignore)
     show_in_logs_zone(flt, display_tz)
     _emit_report(result, fmt, output, title)

@@ -62,6 +62,11 @@ _WHEN_HELP = (
     "'-2h', '30m ago' (from their end), '+10m' (from their start); or the wall clock: 'now', 'now-2h', 'today', "
     "'yesterday', 'monday' (midnight, or a time after it: 'yesterday 22:00')."
 )
+IgnoreOpt = Annotated[
+    Optional[list[str]],
+    typer.Option("--ignore", metavar="ID[:SUBJECT]",
+                 help="Keep a finding you know about off the report: its id (or a glob, 'kafka.*'), and optionally ':SUBJECT', a value every one of its subjects has (a client id, a log's name, a broker). Repeatable; the ignored are counted in the summary."),
+]
 SinceOpt = Annotated[Optional[str], typer.Option("--since", metavar="TIME", help="Only from this time: " + _WHEN_HELP)]
 
 

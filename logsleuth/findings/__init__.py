@@ -28,6 +28,7 @@ class Analysis:
     logs: dict = field(default_factory=dict)  # rotated log -> its segments, oldest first (rotation.group)
     texts: object = None  # the events' record texts (ingest.texts.TextStore): events has no raw column
     failures: list = field(default_factory=list)  # detectors that raised (detectors.facts.DetectorFailure)
+    ignored: list = field(default_factory=list)  # (finding, the --ignore rule that hid it): counted, not shown
 
     @functools.cached_property
     def incidents(self) -> list:
@@ -89,3 +90,53 @@ def overlaps(f: Finding, since: dt.datetime | None, until: dt.datetime | None) -
     if since is not None and last is not None and last < since:
         return False
     return not (until is not None and first is not None and first > until)
+
+
+def ignore_rules(rules: list[str] | None) -> list[tuple[str, str | None]]:
+    """``--ignore ID[:SUBJECT]`` as (id glob, subject glob or None); a bad rule is a one-line error."""
+    from logsleuth.errors import LogsleuthError
+
+    out = []
+    for r in rules or []:
+        fid, sep, subject = r.partition(":")
+        if not fid.strip() or (sep and not subject.strip()):
+            raise LogsleuthError(f"--ignore {r!r}: give a finding id (or a glob: 'kafka.*') and optionally ':SUBJECT' (a value of its subjects, e.g. a client id or log name)")
+        out.append((fid.strip(), subject.strip() if sep else None))
+    return out
+
+
+def _values(x) -> list[str]:
+    if isinstance(x, dict):
+        return [v for y in x.values() for v in _values(y)]
+    if isinstance(x, (list, tuple)):
+        return [v for y in x for v in _values(y)]
+    return [str(x)] if x is not None else []
+
+
+def ignored_by(f: Finding, rules: list[tuple[str, str | None]]) -> str | None:
+    """The rule that hides a finding: its id matches and, with a SUBJECT, every one of its subjects
+    has a value that matches it (a path matches by its file name too); None when none does."""
+    from fnmatch import fnmatchcase
+    from pathlib import PurePath
+
+    for fid, subject in rules:
+        if not fnmatchcase(f.id, fid):
+            continue
+        if subject is None:
+            return fid
+        def hit(s) -> bool:
+            return any(fnmatchcase(v, subject) or fnmatchcase(PurePath(v).name, subject) for v in _values(s))
+        if f.subjects and all(hit(s) for s in f.subjects):
+            return f"{fid}:{subject}"
+    return None
+
+
+def split_ignored(findings: list[Finding], rules: list[tuple[str, str | None]]) -> tuple[list[Finding], list[tuple[Finding, str]]]:
+    kept, hidden = [], []
+    for f in findings:
+        rule = ignored_by(f, rules) if rules else None
+        if rule is None:
+            kept.append(f)
+        else:
+            hidden.append((f, rule))
+    return kept, hidden

@@ -45,6 +45,8 @@ def headline(a: Analysis) -> str:
     head = f"logsleuth {__version__}: {files} file(s), {a.lines:,} lines, {a.records:,} records, {a.events.height:,} events"
     span = f"{_t(first)} → {_t(last)}" if first else "no timestamps"
     verdict = f"{n} finding(s), worst: {worst}" if n else "no findings"
+    if a.ignored:
+        verdict += f" ({len(a.ignored)} more ignored by --ignore)"
     return f"{head}; {span}; {verdict}"
 
 
@@ -234,7 +236,17 @@ def closing(a: Analysis) -> list[tuple[str, str]]:
         ("events", f"{a.events.height:,} ({reduction:.2f}% data reduction)"),
         ("first / last", f"{_t(first)} / {_t(last)}"),
         ("findings", severity_counts(a)),
-    ]
+    ] + ([("ignored (--ignore)", ignored_text(a))] if a.ignored else [])
+
+
+def ignored_text(a: Analysis) -> str:
+    """'2 findings: kafka.broker-unreachable (billing-1 …) by kafka.broker-unreachable:billing-1, …'."""
+    from logsleuth.detectors.words import render as render_words
+
+    n = len(a.ignored)
+    shown = [f"{f.id} ({visible(render_words(f.title, clock.display_clock()))[:60]}) by --ignore {visible(rule)}" for f, rule in a.ignored[:3]]
+    more = f" and {n - 3} more" if n > 3 else ""
+    return f"{n} finding{'s' if n != 1 else ''}: " + "; ".join(shown) + more
 
 
 def severity_counts(a: Analysis) -> str:

@@ -26,11 +26,14 @@ def document(a: Analysis) -> dict:
             "until": iso_utc(a.until),
             "findings": len(a.findings),
             "incidents": len(a.incidents),
+            "ignored": len(a.ignored),
         },
         "inputs": [input_json(r) for r in a.inputs],
         "incidents": [i.to_json(a.findings) for i in a.incidents],
         "findings": [f.to_json() for f in a.findings],
     }
+    if a.ignored:  # kept off the report by --ignore: said, not silently dropped
+        doc["ignored"] = [{"id": f.id, "title": str(f.title), "rule": rule} for f, rule in a.ignored]
     if a.failures:  # detectors that raised on these inputs: their findings are missing
         doc["detector_failures"] = [{"detector": x.detector, "error": x.error} for x in a.failures]
     return doc

@@ -25,7 +25,7 @@ from logsleuth.findings import Analysis
 from logsleuth.render import clock
 from logsleuth.render import subjects as subj
 from logsleuth.render.facts import (  # noqa: F401  (the helpers the other reports share)
-    _cell, _t, clock_notes, closing, coverage_notes, headline, input_rows, notes, reading_notes, severity_counts,
+    _cell, _t, clock_notes, closing, coverage_notes, headline, ignored_text, input_rows, notes, reading_notes, severity_counts,
 )
 from logsleuth.render.paths import Shortener, prefix_lines
 from logsleuth.render.words import confidence_text, confidence_word, counts, span_text, LOW_CONFIDENCE
@@ -223,7 +223,7 @@ class View:
         warn = self.warnings()
         out = head + warn + [Text("")]
         if not fs:
-            out += self.wrap(Text(f"No findings: no detector recognised an incident {self._where()}.", style="green"))
+            out += self.wrap(Text(f"No findings: no detector recognised an incident {self._where()}" + (f" ({len(self.a.ignored)} finding{'s' if len(self.a.ignored) != 1 else ''} ignored by --ignore)." if self.a.ignored else "."), style="green"))
             return out
         chosen = self.verdict_set()
         levels = {k: 3 for k in chosen}
@@ -263,6 +263,8 @@ class View:
         others = [i for k, i in enumerate(incidents) if k not in shown]
         n_inc = len(incidents)
         what_inc = f"{n_inc} {'incident' if n_inc == 1 else 'incidents'} from {counts(len(fs), 'finding')}"
+        if self.a.ignored:
+            what_inc += f" ({len(self.a.ignored)} more ignored by --ignore)"
         if not others:
             return f"{what_inc}: the details of each finding below"
         from collections import Counter
@@ -398,8 +400,12 @@ class View:
         out += self.wrap(Text(f"read {counts(files, 'log')}, {counts(a.lines, 'line')}, {counts(a.events.height, 'event')} ({reduction:.1f}% reduction){took}"), indent=2)
         out += self.wrap(Text(f"span {span_text(*a.span)}"), indent=2)
         if not a.findings:
-            out += self.wrap(Text(f"no findings: no detector recognised an incident {self._where()}", style="green"), indent=2)
+            if a.ignored:
+                out += self.wrap(Text(f"ignored (--ignore): {ignored_text(a)}", style="dim"), indent=2)
+            out += self.wrap(Text(f"no findings: no detector recognised an incident {self._where()}" + (" besides the ignored" if a.ignored else ""), style="green"), indent=2)
             return out
+        if a.ignored:
+            out += self.wrap(Text(f"ignored (--ignore): {ignored_text(a)}", style="dim"), indent=2)
         out += self.wrap(Text(f"findings: {severity_counts(a)}, worst first:"), indent=2)
         room = 6
         listed: list[Text] = []
