@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 
 from conftest import SAMPLES, run
 
@@ -198,3 +199,33 @@ def test_a_known_finding_is_ignored_and_counted(tmp_path):
     assert run("analyze", "--tz", "UTC", inc, "--fail-on", "high").code == 1
     bad = run("analyze", inc, "--ignore", "kafka.delivery-timeout:")
     assert bad.code == 2 and "--ignore" in bad.err and "Traceback" not in bad.err
+
+
+def test_show_opens_a_findings_evidence_with_context(tmp_path):
+    """logsleuth show N: finding N's evidence lines marked '>' among the lines around them, numbered
+    as grep -n numbers them, also from a gzip'd log; a number past the findings is a one-line error."""
+    inc = SAMPLES / "pulsar-incident"
+    doc = run("analyze", "--tz", "UTC", "--format", "json", inc).json()
+    f = doc["findings"][0]
+    r = run("show", "1", "--tz", "UTC", inc, "-C", "3")
+    assert r.code == 0, r
+    assert r.out.startswith(f"finding 1 · {f['id']} · {f['severity'].upper()} · ")
+    for e in f["evidence"]:
+        assert f"── {e['path']}:{e['line']}" in r.out
+        marked = [ln for ln in r.out.splitlines() if ln.startswith(">") and ln[1:].split()[0] == str(e["line"])]
+        assert marked and e["text"] in marked[0], (e, marked)
+    # the lines around come from the file itself (a .gz is read decompressed)
+    gz = next(e for e in doc["findings"][1]["evidence"] if e["path"].endswith(".gz"))
+    r2 = run("show", "2", "--tz", "UTC", inc, "-C", "1", "--no-pager")
+    import gzip
+
+    text = gzip.open(gz["path"], "rt", encoding="utf-8").read().splitlines()
+    n = gz["line"]
+    shown = {}
+    for ln in r2.out.splitlines():
+        m = re.match(r"^([> ])\s*(\d+)  (.*)$", ln)
+        if m:
+            shown.setdefault(int(m[2]), (m[1], m[3]))
+    assert shown[n] == (">", text[n - 1]) and shown[n - 1] == (" ", text[n - 2]) and shown[n + 1][1] == text[n]
+    bad = run("show", "9", "--tz", "UTC", inc)
+    assert bad.code == 2 and "findings 1–4" in bad.err

@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 from logsleuth import __version__
-from logsleuth.cli import analyze, config, events, inspect, man, patterns, templates, timeline
+from logsleuth.cli import analyze, config, events, inspect, man, patterns, show, templates, timeline
 from logsleuth.cli.examples import epilog, root_epilog
 from logsleuth.errors import LogsleuthError
 
@@ -39,6 +39,7 @@ app.command(epilog=epilog("analyze"))(analyze.analyze)
 app.command(epilog=epilog("report"))(analyze.report)
 app.command(epilog=epilog("timeline"))(timeline.timeline)
 app.command(epilog=epilog("templates"))(templates.templates)
+app.command(epilog=epilog("show"))(show.show)
 app.add_typer(patterns.app, name="patterns")
 app.command(epilog=epilog("config"))(config.config)
 app.command(epilog=epilog("man"))(man.man)

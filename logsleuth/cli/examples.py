@@ -36,6 +36,10 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
         ("logsleuth templates logs/", "around where the worst finding starts"),
         ("logsleuth templates logs/ --around 23:10 --window 30m -f json", ""),
     ],
+    "show": [
+        ("logsleuth show 1 logs/", "the worst finding's evidence with 20 lines around each"),
+        ("logsleuth show 2 logs/ -C 5 --no-pager", ""),
+    ],
     "config": [
         ("logsleuth config", "what the commands would use, and from where"),
         ("logsleuth config --config team.toml", ""),
