@@ -63,6 +63,7 @@ def analyze(
         texts=result.texts,
         failures=ctx.failures,
         ignored=ignored,
+        replaced_patterns=list(getattr(packs, "replaced", [])),
     )
     if templates:
         from logsleuth.recognise import templates as tpl

@@ -87,7 +87,7 @@ def run_process(*args: str | Path, input: bytes | str | None = None, cwd: Path |
     )
 
 
-def run_on_pty(*args: str | Path, env: dict, stdout: bool = True, stderr: bool = False, timeout: float = 120) -> tuple[int, bytes]:
+def run_on_pty(*args: str | Path, env: dict, stdout: bool = True, stderr: bool = False, timeout: float = 120, cwd: Path | None = None) -> tuple[int, bytes]:
     """``python -m logsleuth ARGS`` with stdout and/or stderr on a pseudo-terminal (what an analyst's
     terminal gets); the other stream is discarded. Exit code and every byte the terminal got."""
     import pty
@@ -95,7 +95,7 @@ def run_on_pty(*args: str | Path, env: dict, stdout: bool = True, stderr: bool =
 
     master, slave = pty.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "logsleuth", *map(str, args)], stdout=slave if stdout else subprocess.DEVNULL,
-                            stderr=slave if stderr else subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env, cwd=ROOT)
+                            stderr=slave if stderr else subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env, cwd=cwd or ROOT)
     os.close(slave)
     seen = b""
     deadline = time.time() + timeout

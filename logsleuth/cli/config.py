@@ -47,7 +47,12 @@ KEYS = [
     Key("memory-budget", "memory_budget", "LOGSLEUTH_MEMORY_BUDGET", "str",
         "memory for the events table: \"256M\", \"1G\"; past it the events go to disk (\"0\": always, \"off\": never)"),
     Key("pager", None, "LOGSLEUTH_PAGER", "pager", "the pager for long terminal output (\"less -S\"), or false for none"),
+    Key("ignore", "ignore", None, "rules", "findings to keep off the report: [\"kafka.broker-unreachable:billing-1\", \"pulsar.load-shedding\"] (as --ignore)"),
+    Key("trust", None, None, "paths", "directories whose ./logsleuth.toml may set a pager, packs and ignores (only in your own config)"),
 ]
+# what a config file may only set when you wrote it or trust it: a command to run, packs that replace
+# or add patterns, findings to hide (docs/robustness.md, "Configuration you did not write")
+TRUSTED_ONLY = ("pager", "patterns", "ignore", "trust")
 BY_NAME = {k.name: k for k in KEYS}
 COLOR_CHOICES = ("auto", "always", "never")
 
@@ -183,6 +188,8 @@ def on_config_option(ctx, value):
     from_env = value is not None and str(ctx.get_parameter_source("config")).endswith("ENVIRONMENT")
     path, how, looked = find(value, bool(ctx.meta.get("logsleuth.no_config")), "LOGSLEUTH_CONFIG" if from_env else "--config")
     values = load(path) if path is not None else {}
+    if path is not None and how == "the current directory":
+        values = _distrust(path, values)
     LOADED.path, LOADED.how, LOADED.values, LOADED.looked = (path.resolve() if path else None), how, values, looked
     params = {p.name for p in ctx.command.params}
     defaults = {k.param: values[k.name] for k in KEYS if k.name in values and k.param in params}
@@ -193,6 +200,52 @@ def on_config_option(ctx, value):
 
         pager.CONFIGURED = values["pager"]
     return value
+
+
+def _own_config() -> Path:
+    xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(xdg) / "logsleuth" / "config.toml"
+
+
+def trusted_dirs() -> list[Path]:
+    """The directories the user's own config trusts (its ``trust`` list); none when it has none or
+    cannot be read (a broken own config is reported when it is the one in use)."""
+    own = _own_config()
+    try:
+        if not own.is_file():
+            return []
+        vals = load(own)
+    except LogsleuthError:
+        return []
+    return [Path(p).resolve() for p in vals.get("trust", [])]
+
+
+def _distrust(path: Path, values: dict[str, Any]) -> dict[str, Any]:
+    """A ./logsleuth.toml found in the current directory (it may have come with a log bundle): its
+    pager, packs, ignores and trust list are used only when the file is the user's own (same owner)
+    and the directory is in the ``trust`` list of the user's own config; otherwise they are dropped
+    with one warning naming the file and what was ignored. The other settings (zones, layouts,
+    colours, display) apply and the file is named on stderr, so a reader knows what shaped the run."""
+    risky = [k for k in TRUSTED_ONLY if k in values]
+    here = path.resolve().parent
+    try:
+        owner_ok = path.stat().st_uid == os.getuid()
+    except (OSError, AttributeError):
+        owner_ok = False
+    trusted = owner_ok and any(here == d or d in here.parents for d in trusted_dirs())
+    from logsleuth.safe import visible
+
+    if risky and not trusted:
+        why = "owned by another user" if not owner_ok else f"its directory is not in the trust list of {_own_config()}"
+        print(f"logsleuth: warning: {visible(str(path))}: a config file in the current directory ({why}): "
+              f"ignored {', '.join(risky)}; to use them, give --config {visible(str(path))} or add {visible(str(here))} to "
+              f"trust in {_own_config()}", file=sys.stderr)
+        values = {k: v for k, v in values.items() if k not in TRUSTED_ONLY}
+    elif values:
+        print(f"logsleuth: note: settings from {visible(str(path))} (the current directory): {', '.join(values)}", file=sys.stderr)
+    if "trust" in values:
+        values = {k: v for k, v in values.items() if k != "trust"}  # a trust list is only read from the user's own config
+    return values
 
 
 def on_no_config_option(ctx, value: bool):
@@ -254,10 +307,12 @@ def _default(k: Key) -> str:
         "layout-pattern": "none",
         "patterns": "the built-in packs only",
         "sarama-config": "sarama's defaults",
-        "display-tz": "UTC",
+        "display-tz": "the zone the logs' stamps agree on, else UTC",
         "color": "auto",
         "memory-budget": "64M",
         "pager": "less",
+        "ignore": "none",
+        "trust": "none (a ./logsleuth.toml sets no pager, packs or ignores)",
     }[k.name]
 
 

@@ -29,6 +29,7 @@ class Analysis:
     texts: object = None  # the events' record texts (ingest.texts.TextStore): events has no raw column
     failures: list = field(default_factory=list)  # detectors that raised (detectors.facts.DetectorFailure)
     ignored: list = field(default_factory=list)  # (finding, the --ignore rule that hid it): counted, not shown
+    replaced_patterns: list = field(default_factory=list)  # (built-in pattern id, the user's pack replacing it)
 
     @functools.cached_property
     def incidents(self) -> list:

@@ -10,6 +10,8 @@ sample; :mod:`logsleuth.recognise.packcheck` runs the samples.
 
 from __future__ import annotations
 
+import sys
+
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -150,6 +152,7 @@ class Pack:
 class PackSet:
     packs: list[Pack]
     vocabulary: dict[str, Field]
+    replaced: list[tuple[str, str]] = field(default_factory=list)  # (built-in pattern id, the user's pack file replacing it)
 
     @property
     def patterns(self) -> list[Pattern]:
@@ -582,6 +585,7 @@ def load_packs(extra_dirs: list[Path] | None = None) -> PackSet:
             if p.id in builtin_ids:
                 raise PackError(f"{Path(pack.source).name}: pattern {p.id}: duplicate id (also in {Path(builtin_ids[p.id].source).name})")
             builtin_ids[p.id] = pack
+    replaced: list[tuple[str, str]] = []
     for d in extra_dirs or []:
         if not d.is_dir():
             raise PackError(f"{d}: --patterns needs a directory of *.toml packs")
@@ -595,9 +599,15 @@ def load_packs(extra_dirs: list[Path] | None = None) -> PackSet:
                 if p.id in user_ids:
                     raise PackError(f"{f.name}: pattern {p.id}: duplicate id (also in {user_ids[p.id]})")
                 user_ids[p.id] = f.name
-                if p.id in builtin_ids:  # override: drop the built-in one
+                if p.id in builtin_ids:  # override: drop the built-in one (said on stderr and in the report)
+                    replaced.append((p.id, str(f)))
                     owner = builtin_ids.pop(p.id)
                     owner.patterns = [q for q in owner.patterns if q.id != p.id]
             packs.append(pack)
     check_regexes(packs)
-    return PackSet([p for p in packs if p.patterns], vocab)
+    if replaced:
+        from logsleuth.safe import visible
+
+        shown = ", ".join(f"{pid} (by {visible(src)})" for pid, src in replaced[:5]) + (f" and {len(replaced) - 5} more" if len(replaced) > 5 else "")
+        print(f"logsleuth: note: your packs replace built-in patterns: {shown}", file=sys.stderr)
+    return PackSet([p for p in packs if p.patterns], vocab, replaced)

@@ -153,6 +153,11 @@ def reading_notes(a: Analysis, short=visible) -> Notes:
                 t = f"{short(name)} ({_t(f0)} → {_t(l0)}) overlaps no other input in time: {hint}"
                 brief = f"{short(name)} ({span_text(f0, l0, seconds=False).rsplit(' (', 1)[0]}) overlaps no other input in time: {hint}"
                 out.warnings.append((brief, t))
+    if a.replaced_patterns:  # a pack that replaces a built-in pattern changes what is recognised
+        shown = ", ".join(f"{visible(pid)} (by {short(src)})" for pid, src in a.replaced_patterns[:5])
+        more = f" and {len(a.replaced_patterns) - 5} more" if len(a.replaced_patterns) > 5 else ""
+        t = f"built-in patterns replaced by your packs: {shown}{more}"
+        out.warnings.append((t, t))
     first, last = a.span
     if first is not None and last is not None and (last - first).days >= YEARS_NOTE_DAYS:  # a stray stamp, or logs of years ago
         years = (last - first).days / 365.25
