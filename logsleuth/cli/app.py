@@ -75,9 +75,14 @@ def main(argv: list[str] | None = None) -> None:
     from logsleuth.cli import options
 
     _new_run()
+    if argv is None:  # the program itself (not a caller in its own process: its handlers stay its own)
+        _terminate_cleanly()
     try:
         rv = app(args=argv, standalone_mode=False, prog_name="logsleuth")
         code = rv if isinstance(rv, int) else 0
+    except Terminated as e:  # SIGTERM, SIGHUP: the temporary directories go as at a normal exit
+        _ignore_sigint()
+        code = 128 + e.signum
     except typer.Exit as e:
         code = e.exit_code
     except (typer.Abort, KeyboardInterrupt):
@@ -207,6 +212,36 @@ def _quiet_python() -> None:
         try:
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
         except (AttributeError, ValueError, OSError):
+            pass
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived: unwind like Ctrl-C, so the spill and texts directories are
+    removed (atexit and the stores' finalizers run) and the exit code says which signal (128 + n)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate_cleanly() -> None:
+    import signal
+
+    def handler(signum, _frame):
+        for s in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                signal.signal(s, signal.SIG_IGN)  # once is enough: the clean-up must not be interrupted
+            except (ValueError, OSError):
+                pass
+        raise Terminated(signum)
+
+    for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)):
+        if s is None:
+            continue
+        try:
+            if signal.getsignal(s) in (signal.SIG_DFL, None):
+                signal.signal(s, handler)
+        except (ValueError, OSError):  # not the main thread (embedded, tests)
             pass
 
 

@@ -62,15 +62,25 @@ def base_dir() -> str:
     return tmp
 
 
-def _sweep(where: str) -> None:
-    """Remove the texts directories of runs that were killed (SIGKILL, SIGTERM: no clean-up at
-    exit): those named after a process that is gone, and owned by this user."""
+SWEPT_PREFIXES = (PREFIX, "logsleuth-events-")  # the texts' and the spill's directories (recognise/spill.py)
+
+
+def sweep(where: str | None) -> None:
+    """Remove the temporary directories of runs that were killed (SIGKILL: no clean-up at exit):
+    those named after a process that is gone (``logsleuth-texts-PID-…``, ``logsleuth-events-PID-…``),
+    and owned by this user. Every run that makes one sweeps its directory first."""
+    for prefix in SWEPT_PREFIXES:
+        _sweep(where or tempfile.gettempdir(), prefix)
+
+
+def _sweep(where: str, prefix: str = PREFIX) -> None:
     try:
-        found = list(Path(where).glob(PREFIX + "*"))
+        found = [d for d in os.scandir(where) if d.name.startswith(prefix)]  # a name, not a glob: '[' in TMPDIR is a character
     except OSError:
         return
-    for d in found:
-        pid = d.name[len(PREFIX):].partition("-")[0]
+    for entry in found:
+        d = Path(entry.path)
+        pid = d.name[len(prefix):].partition("-")[0]
         if not pid.isdigit() or int(pid) == os.getpid():
             continue
         try:
@@ -128,7 +138,7 @@ class TextStore:
         place = self._place
         if place.dir is None:
             where = base_dir()
-            _sweep(where)
+            sweep(where)
             try:
                 place.dir = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=where))
             except OSError as e:

@@ -52,9 +52,12 @@ class Spill:
     """A temporary directory of Parquet parts (removed at exit)."""
 
     def __init__(self) -> None:
+        from logsleuth.ingest.texts import sweep
+
         base = os.environ.get("LOGSLEUTH_SPILL_DIR") or None
+        sweep(base)  # what killed runs left (the process id in the name says whose)
         try:
-            self.dir = Path(tempfile.mkdtemp(prefix="logsleuth-events-", dir=base))
+            self.dir = Path(tempfile.mkdtemp(prefix=f"logsleuth-events-{os.getpid()}-", dir=base))
         except OSError as e:
             raise _no_room(base or tempfile.gettempdir(), e) from None
         self._n = 0
