@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "logsleuth"
 
 # lowest first: a module may import its own stage and the stages before it
 STAGES = [
-    ("ground", ["logsleuth", "logsleuth.errors", "logsleuth.resources", "logsleuth.cache", "logsleuth.safe"]),
+    ("ground", ["logsleuth", "logsleuth.errors", "logsleuth.resources", "logsleuth.cache", "logsleuth.safe", "logsleuth.atomic"]),
     ("ingest", ["logsleuth.ingest"]),
     ("recognise", ["logsleuth.recognise"]),
     ("timeline", ["logsleuth.timeline"]),

@@ -152,10 +152,9 @@ def _emit_report(result, fmt: "AnalyzeFormat", output: Path | None, title: str =
             drawing = svg.render(result, standalone=True)
             if drawing:
                 img_path = output.with_suffix(".svg")
-                try:
-                    img_path.write_text(drawing, encoding="utf-8")
-                except OSError as e:
-                    raise LogsleuthError(f"{img_path}: cannot write ({e.strerror or e})") from None
+                from logsleuth import atomic
+
+                atomic.write_text(img_path, drawing)
                 image = img_path.name
         from logsleuth.render import markdown
 
@@ -178,10 +177,9 @@ def _emit_report(result, fmt: "AnalyzeFormat", output: Path | None, title: str =
     if output is None:
         sys.stdout.write(body)
         return
-    try:
-        output.write_text(body, encoding="utf-8", errors="backslashreplace")
-    except OSError as e:
-        raise LogsleuthError(f"{output}: cannot write ({e.strerror or e})") from None
+    from logsleuth import atomic
+
+    atomic.write_text(output, body, errors="backslashreplace")  # whole or not at all: the old one stays on failure
     print(f"wrote {output}", file=sys.stderr)
 
 

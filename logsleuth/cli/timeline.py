@@ -86,10 +86,9 @@ def timeline(
             drawing = svg.render(analysis, standalone=True)
             if drawing is None:
                 raise LogsleuthError("no timestamped events to chart")
-            try:
-                chart.write_text(drawing, encoding="utf-8")
-            except OSError as e:
-                raise LogsleuthError(f"{chart}: cannot write ({e.strerror or e})") from None
+            from logsleuth import atomic
+
+            atomic.write_text(chart, drawing)
             print(f"wrote {chart}", file=sys.stderr)
     else:
         result = ev.collect(paths, opts, packs, flt)

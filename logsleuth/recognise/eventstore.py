@@ -46,30 +46,32 @@ def parquet_table(events: pl.DataFrame, texts) -> pl.DataFrame:
 
 
 def write(result: EventSet, out: Path) -> int:
-    if out.exists() and any(out.iterdir()):
+    """The events directory, written beside ``out`` and renamed into place when complete (a full
+    disk or a killed run leaves no partial directory: logsleuth/atomic.py)."""
+    from logsleuth import atomic
+
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise LogsleuthError(f"{out}: the directory is not empty (give a new or empty one)")
-    try:
-        (out / "events").mkdir(parents=True, exist_ok=True)
+    with atomic.replacing_dir(out) as tmp:
+        (tmp / "events").mkdir(parents=True, exist_ok=True)
         ev = parquet_table(result.events, result.texts)
         ev = ev.with_columns(pl.col("system").fill_null("unknown"))
         if ev.height == 0:  # no event: a part with no rows still says what the table holds
-            d = out / "events" / "system=unknown"
+            d = tmp / "events" / "system=unknown"
             d.mkdir(parents=True, exist_ok=True)
             ev.drop("system").write_parquet(d / "part-0.parquet")
         for (system,), part in ev.group_by("system", maintain_order=True):
-            d = out / "events" / f"system={system}"
+            d = tmp / "events" / f"system={system}"
             d.mkdir(parents=True, exist_ok=True)
             part.drop("system").write_parquet(d / "part-0.parquet")
         cov = [r.coverage.with_columns(path=pl.lit(r.name)) for r in result.inputs if r.coverage is not None and r.coverage.height]
         if cov:
-            pl.concat(cov, how="vertical_relaxed").write_parquet(out / "coverage.parquet")
+            pl.concat(cov, how="vertical_relaxed").write_parquet(tmp / "coverage.parquet")
         doc = {"format": FORMAT, "tool": "logsleuth", "version": __version__, "inputs": [input_json(r) for r in result.inputs]}
         # absolute paths, so that analyze --events DIR run from another directory can read a log
         # again when a detector needs its lines (Context.records)
         doc["locations"] = {r.name: str(Path(r.name).resolve()) for r in result.inputs if r.name != "<stdin>"}
-        (out / "inputs.json").write_text(json_dumps(doc, indent=2), encoding="utf-8")
-    except OSError as e:
-        raise LogsleuthError(f"{out}: cannot write ({e.strerror or e})") from None
+        (tmp / "inputs.json").write_text(json_dumps(doc, indent=2), encoding="utf-8")
     return result.events.height
 
 

@@ -161,4 +161,7 @@ def lines(events: pl.DataFrame, texts=None) -> None:
 def parquet(events: pl.DataFrame, out, texts=None) -> None:
     from logsleuth.recognise.eventstore import parquet_table
 
-    parquet_table(events, texts).write_parquet(out)
+    from logsleuth import atomic
+
+    with atomic.replacing_file(out) as tmp:
+        parquet_table(events, texts).write_parquet(tmp)
