@@ -101,7 +101,10 @@ class _Part:
     frame: pl.DataFrame | None = None  # the texts themselves (a store made from a table that had them)
 
     def load(self) -> pl.DataFrame:
-        return self.frame if self.frame is not None else pl.read_ipc(self.where)  # type: ignore[arg-type]
+        if self.frame is not None:
+            return self.frame
+        with open(self.where, "rb") as f:  # type: ignore[arg-type]  # opened, not globbed: a '[' in TMPDIR is a character
+            return pl.read_ipc(f)
 
 
 class _Place:

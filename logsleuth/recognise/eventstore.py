@@ -102,7 +102,7 @@ def _events_table(store: Path, packs) -> pl.DataFrame:
     if not files:
         raise _bad(store, "no events/system=*/part-*.parquet")
     try:
-        events = pl.scan_parquet(files, hive_partitioning=True).collect()
+        events = pl.scan_parquet(files, hive_partitioning=True, glob=False).collect()
     except Exception as e:  # a truncated or tampered part: Polars' ComputeError, OSError, ...
         raise _bad(store, f"a part of the events table cannot be read: {_first_line(e)}") from None
     expected = dict(BASE_SCHEMA)
@@ -142,7 +142,7 @@ def read(store: Path, packs=None) -> EventSet:
     cov = None
     if (store / "coverage.parquet").exists():
         try:
-            cov = pl.read_parquet(store / "coverage.parquet")
+            cov = pl.read_parquet(store / "coverage.parquet", glob=False)
             if not {"path", "ts", "level", "n"} <= set(cov.columns):
                 raise ValueError("coverage.parquet lacks path, ts, level or n")
         except Exception as e:

@@ -145,9 +145,14 @@ class Holder:
         return EventsOnDisk(self.budget.spill, list(self.parts), unified_schema(self.parts))
 
 
+def _schema(path) -> dict:
+    """A part's schema from its footer. Paths are never globs (a '[' in TMPDIR is a character)."""
+    return dict(pl.scan_parquet(path, glob=False).collect_schema())
+
+
 def unified_schema(parts: list[Path]) -> dict:
     """The schema a diagonal, relaxed concat of the parts would have (read from their footers)."""
-    empties = [pl.DataFrame(schema=pl.read_parquet_schema(p)) for p in parts]
+    empties = [pl.DataFrame(schema=_schema(p)) for p in parts]
     return dict(pl.concat(empties, how="diagonal_relaxed").schema) if empties else {}
 
 
@@ -351,7 +356,7 @@ class EventsOnDisk(LazyTable):
 
     def __init__(self, spill: Spill, parts: list[Path], schema: dict, height: int | None = None):
         self.parts = parts
-        lf = (pl.scan_parquet(parts, schema=dict(schema), missing_columns="insert", extra_columns="ignore")
+        lf = (pl.scan_parquet(parts, schema=dict(schema), missing_columns="insert", extra_columns="ignore", glob=False)
               if parts else pl.LazyFrame(schema=schema))
         super().__init__(lf, spill, schema, height)
 
@@ -365,7 +370,7 @@ class EventsOnDisk(LazyTable):
         """The rows in order, a part at a time (aligned to the table's schema, or these of its columns)."""
         schema = {c: t for c, t in self.schema.items() if columns is None or c in columns}
         for part in self.parts:
-            yield _aligned(pl.read_parquet(part, columns=[c for c in pl.read_parquet_schema(part) if c in schema]), schema)
+            yield _aligned(pl.read_parquet(part, columns=[c for c in _schema(part) if c in schema], glob=False), schema)
 
     def later(self, gone) -> "EventsOnDisk":
         """This table with ``change`` still to be made on each part and then these columns dropped
@@ -386,7 +391,7 @@ class EventsOnDisk(LazyTable):
                 if frame.height:
                     parts.append(self.spill.write(frame))
         else:
-            heights = [pl.scan_parquet(p).select(pl.len()).collect().item() for p in self.parts]
+            heights = [pl.scan_parquet(p, glob=False).select(pl.len()).collect().item() for p in self.parts]
             starts = pl.Series([sum(heights[:i]) for i in range(len(heights))], dtype=pl.Int64)
             cache: dict[int, pl.DataFrame] = {}
             full = dict(self.schema)
@@ -398,7 +403,7 @@ class EventsOnDisk(LazyTable):
                     if k not in cache:
                         if len(cache) >= 4:
                             cache.pop(next(iter(cache)))
-                        cache[k] = _aligned(pl.read_parquet(self.parts[k]), full)
+                        cache[k] = _aligned(pl.read_parquet(self.parts[k], glob=False), full)
                     sel = (which == k).arg_true()
                     pieces.append(cache[k][idx.gather(sel) - starts[k]].with_columns(_k=sel))
                 frame = change(pl.concat(pieces).sort("_k").drop("_k"))
@@ -450,12 +455,12 @@ def finish(tables: list, complete) -> pl.DataFrame | EventsOnDisk:
         return frame.with_columns(**names) if names else frame
 
     # the schema of the parts once made (one row of each part, made, tells it)
-    named = dict(pl.concat([pl.DataFrame(schema=made(pl.read_parquet(p, n_rows=1), *rest).schema) for p, *rest in parts],
+    named = dict(pl.concat([pl.DataFrame(schema=made(pl.read_parquet(p, n_rows=1, glob=False), *rest).schema) for p, *rest in parts],
                            how="diagonal_relaxed").schema)
     out: list[Path] = []
     schema: dict | None = None
     for part, *rest in parts:
-        frame = complete(_aligned(made(pl.read_parquet(part), *rest), named))
+        frame = complete(_aligned(made(pl.read_parquet(part, glob=False), *rest), named))
         schema = schema or dict(frame.schema)
         # a column with no value in this part is not written: reading the parts inserts it, as nulls
         # of its type (most vocabulary fields are absent from most parts)
