@@ -111,6 +111,28 @@ def _assessment(e_min: float | None, e_max: float | None, legacy: bool, texts: l
     )
 
 
+def _untimed_drain(m: km.Model, path: str) -> tuple | None:
+    """In a log without time stamps: (node, line numbers, failed connections, other drain lines,
+    the first expiry's line) of the failed connections, disconnects and produce retries written
+    before its first expiry; None when there are none."""
+    kev = m.kev.filter(pl.col("path") == path)
+    if kev.height == 0 or kev["ts"].drop_nulls().len():
+        return None
+    exp = kev.filter(pl.col("event").is_in(["batch_expired", "batch_expired_legacy"]))
+    if exp.height == 0:
+        return None
+    first_exp = int(exp["line"].min())
+    before = kev.filter((pl.col("line") < first_exp) & pl.col("event").is_in([*km.UNREACHABLE, *km.SOFT, *km.RETRY_EVENTS])).sort("line")
+    if before.height == 0:
+        return None
+    fails = before.filter(pl.col("event").is_in(list(km.UNREACHABLE)))
+    others = before.filter(~pl.col("event").is_in(list(km.UNREACHABLE)))
+    nodes = [n for n in (fails if fails.height else before).get_column("node").drop_nulls().to_list()] if "node" in before.columns else []
+    node = max(set(nodes), key=nodes.count) if nodes else None
+    lines = fails["line"].to_list() + others["line"].to_list()
+    return node, [int(x) for x in lines], fails.height, others.height, first_exp
+
+
 def _finding(ctx: Context, m: km.Model, path: str, ep: dict | None, tps: pl.DataFrame, loss: dict) -> Finding:
     subjects_rows = list(tps.iter_rows(named=True))
     records = loss["expired_records"]
@@ -132,7 +154,7 @@ def _finding(ctx: Context, m: km.Model, path: str, ep: dict | None, tps: pl.Data
 
     story = (
         f"{who} expired {kt.lost_text(records, batches)} on "
-        f"{kt.plural(len(names), 'partition')} ({shown}) between {fmt_time(first)} and {fmt_time(last)}; each batch "
+        f"{kt.plural(len(names), 'partition')} ({shown}) " + (f"between {fmt_time(first)} and {fmt_time(last)}" if first is not None else "(at times this log does not say: it has no time stamps)") + "; each batch "
         f"{assess}. These records were NOT delivered to Kafka: unless the application re-sent them, they are lost."
     )
     all_named = bool(tps["named_match"].all())
@@ -220,6 +242,28 @@ def _finding(ctx: Context, m: km.Model, path: str, ep: dict | None, tps: pl.Data
                 "client. Partitions can only move away from a dead leader if another in-sync replica exists "
                 "(replication.factor ≥ 3, min.insync.replicas = 2)."
             )
+    elif first is None and (untimed := _untimed_drain(m, path)) is not None:
+        # no time stamps: "during these batches' lifetime" cannot be checked by time, but the log's
+        # own order can: the failed connections and retries written before the first expiry
+        node, lines_of, n_fail, n_other, first_exp_line = untimed
+        cause = {"kind": "broker-unreachable" if n_fail else "produce-errors", "node": node, "address": None, "from": None, "to": None}
+        what = f"node {node}" if node is not None else "a broker (the lines name no node)"
+        story += (
+            f" This log has no time stamps, so the expiries cannot be placed in time; in its own order, before the "
+            f"first expiry (line {first_exp_line}), it holds {kt.plural(n_fail, 'failed connection')} to {what}"
+            + (f" and {kt.plural(n_other, 'disconnect or retry line', 'disconnect or retry lines')}" if n_other else "")
+            + f" (lines {', '.join(str(x) for x in lines_of[:6])}{' …' if len(lines_of) > 6 else ''}): if these partitions "
+            f"were led by {what}, their batches had nowhere to go until {budget} ran out. Time stamps would settle it "
+            "(the same log written with times, or the broker's log for that node)."
+        )
+        conf += 0.1 if n_fail else 0.0
+        reasons.append(
+            f"+ the same log holds {kt.plural(n_fail + n_other, 'drain-problem line')} before the first expiry "
+            "(by line order: the log has no time stamps, so not by time)"
+        )
+        reasons.append("- no time stamps: how long the node was unreachable, and whether it overlapped each batch's lifetime, is not known")
+        evid += [Evidence(path, ln, None, None, note="before the expiries: " + ("failed connection" if k < n_fail else "disconnect / retry"))
+                 for k, ln in enumerate(lines_of[:4])]
     else:
         cause = {"kind": "none-found", "node": None, "address": None, "from": None, "to": None}
         story += (
