@@ -36,3 +36,30 @@ def test_a_log_without_time_stamps_is_not_said_to_lack_its_failed_connections(tm
     # the terminal says it too
     out = run("analyze", "--tz", "UTC", "--format", "text", p).out
     assert "no failed connections" not in out and "line 6" in " ".join(out.split())
+
+
+def test_a_broker_log_given_is_not_said_to_be_missing(tmp_path):
+    """The brokers' rejection lines in a wording no pattern knows: the client-side finding must not
+    say no broker log was given, nor ask for the broker log it was given; it names the broker logs
+    that cover the window and quotes the unmatched line (a near miss)."""
+    import re
+    import shutil
+
+    from conftest import SAMPLES
+
+    inc = tmp_path / "inc"
+    shutil.copytree(SAMPLES / "pulsar-incident", inc)
+    for b in inc.glob("pulsar-broker-*.log"):
+        text = b.read_text()
+        text = re.sub(r"\[(/[0-9.:]+)\]\[([0-9]+)\] Producer with id (\S+) is already present on the connection",
+                      r"Producer \2 with id \3 on \1 is already present on the connection", text)
+        b.write_text(text)
+    doc = run("analyze", "--tz", "UTC", "--format", "json", inc).json()
+    f = next(f for f in doc["findings"] if f["id"] == "pulsar.dangling-producer-future" and f["details"].get("client_only"))
+    said = " ".join([f["root_cause"], *f["confidence_reasons"], *f["remediation"]])
+    assert "No broker log given" not in said and "not in the logs given" not in said and "Get the broker log" not in said, said
+    assert "pulsar-broker-1.2020-06-01.log" in f["root_cause"] and "cover this window" in f["root_cause"]
+    near = [e for e in f["evidence"] if "no pattern matched" in (e.get("note") or "")]
+    assert near and near[0]["path"].endswith("pulsar-broker-1.2020-06-01.log")
+    line = (inc / "pulsar-broker-1.2020-06-01.log").read_text().splitlines()[near[0]["line"] - 1]
+    assert "is already present on the connection" in line and near[0]["text"] == line

@@ -118,7 +118,7 @@ def _untimed_drain(m: km.Model, path: str) -> tuple | None:
     kev = m.kev.filter(pl.col("path") == path)
     if kev.height == 0 or kev["ts"].drop_nulls().len():
         return None
-    exp = kev.filter(pl.col("event").is_in(["batch_expired", "batch_expired_legacy"]))
+    exp = kev.filter(pl.col("event") == "batch_expired")
     if exp.height == 0:
         return None
     first_exp = int(exp["line"].min())

@@ -13,6 +13,8 @@ unless a broker log given shows the same topic stuck (then the broker-side findi
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
+from typing import Callable
 
 import polars as pl
 
@@ -25,8 +27,22 @@ REJECT_EVENTS = ["client_producer_create_failed", "client_connection_failed"]
 CLOSED_BEFORE = dt.timedelta(minutes=3)  # a broker's 'closed producer' notification this close before the first rejection
 
 
+@dataclass
+class BrokerLogs:
+    """The broker logs given: their time spans, and a finder of rejection lines no pattern matched."""
+
+    spans: dict  # path -> (first, last)
+    near: Callable[[str, tuple], list] = lambda path, window: []
+
+    def covering(self, first: dt.datetime | None, last: dt.datetime | None) -> list[str]:
+        """The broker logs whose span covers the start of this window (they could show the rejections)."""
+        if first is None:
+            return []
+        return sorted(p for p, (a, b) in self.spans.items() if a is not None and b is not None and a <= first <= b)
+
+
 def stuck_on_client(ev: pl.DataFrame, covered: pl.DataFrame, ends: dict, rule: tuple[int, float, int],
-                    references: list[str]) -> list[Finding]:
+                    references: list[str], brokers: "BrokerLogs | None" = None) -> list[Finding]:
     """Findings for producers the client logs show rejected as already present, one per client log.
     ``covered`` has the (topic, client, first, last) of the broker-side stuck producers; ``rule`` is
     (min attempts, min span in s, many attempts)."""
@@ -97,7 +113,7 @@ def stuck_on_client(ev: pl.DataFrame, covered: pl.DataFrame, ends: dict, rule: t
     groups = groups.join(recovered, on="_g", how="left").join(notified, on="_g", how="left").sort("first")
     out = []
     for path in groups.get_column("path").unique(maintain_order=True).to_list():
-        out.append(_finding(rows(groups.filter(pl.col("path") == path)), ends.get(path), references))
+        out.append(_finding(rows(groups.filter(pl.col("path") == path)), ends.get(path), references, brokers or BrokerLogs({})))
     return out
 
 
@@ -106,7 +122,7 @@ def _name(s: dict) -> str:
     return f"{who} of {safe(s['topic'])}"
 
 
-def _finding(members: list[dict], end: dt.datetime | None, references: list[str]) -> Finding:
+def _finding(members: list[dict], end: dt.datetime | None, references: list[str], broker_logs: BrokerLogs) -> Finding:
     path = members[0]["path"]
     subjects, evid = [], []
     for s in members:
@@ -137,7 +153,6 @@ def _finding(members: list[dict], end: dt.datetime | None, references: list[str]
             evid.append(evidence(s["closed_row"], "the broker closed producers on this connection (what a bundle unload or topic move does)"))
         evid.append(evidence(s["first_row"], f"first rejection of {_name(s)}"))
         evid.append(evidence(s["last_row"], f"last rejection ({s['attempts']} in all)" + (", still failing when the log ends" if resolved is None else "")))
-    evid = ordered_evidence(evid)
     n = len(members)
     still = [x for x in subjects if x["still_stuck"]]
     first = min(s["first"] for s in members)
@@ -148,9 +163,27 @@ def _finding(members: list[dict], end: dt.datetime | None, references: list[str]
     brokers = sorted({s["broker"] for s in members if s["broker"]})
 
     confidence = 0.55
+    window = (first - dt.timedelta(minutes=5), last)
+    given = broker_logs.covering(first, last)  # broker logs given that cover the window: they should show it
+    near = [m for b in given for m in broker_logs.near(b, window)]
+    from logsleuth.detectors.finding import Evidence
+
+    evid += [Evidence(m.file, m.line, m.text, m.ts, note="a broker line with the rejection's words that no pattern matched (a wording the packs do not know)")
+             for m in near[:2]]
+    evid = ordered_evidence(evid)
+    if given:
+        shown = ", ".join(safe(b) for b in given)
+        absent = (
+            f"- the broker log{'s' if len(given) > 1 else ''} given ({shown}) cover{'' if len(given) > 1 else 's'} this window, but no line in "
+            f"{'them' if len(given) > 1 else 'it'} was recognised as these rejections"
+            + (f": {safe(near[0].file)}:{near[0].line} carries their words in a wording no pattern knows" if near else
+               ": the broker may log them at a level or in a wording this log does not show")
+        )
+    else:
+        absent = ("- only the client log shows it: the broker's 'Producer with id … is already present on the connection', the "
+                  "creation that never completed and the unload behind it are not in the logs given")
     reasons = [
-        "- only the client log shows it: the broker's 'Producer with id … is already present on the connection', the "
-        "creation that never completed and the unload behind it are not in the logs given",
+        absent,
         f"+ the broker refused the same producer {', '.join(str(x['attempts']) for x in subjects)} {'time' if len(subjects) == 1 and subjects[0]['attempts'] == 1 else 'times'} over up to "
         f"{fmt_duration(longest)} (a transient clash clears within seconds)",
     ]
@@ -168,7 +201,14 @@ def _finding(members: list[dict], end: dt.datetime | None, references: list[str]
         "of a creation future the broker never completed — the dangling producer future of Pulsar 2.4–2.5.1 after a "
         "namespace-bundle unload (#6416/#6872), or the same symptom by another path on later versions (#9792). "
         + (f"{len(still)} of {n} were still being rejected when the log ends." if still else "Each recovered when the producer connected again.")
-        + " No broker log given shows these rejections; the broker's log of that window tells which of the two it is."
+        + (
+            f" The broker log{'s' if len(given) > 1 else ''} given ({', '.join(safe(b) for b in given)}) cover{'' if len(given) > 1 else 's'} this window,"
+            " but none of their recognised lines is one of these rejections"
+            + (f"; {safe(near[0].file)}:{near[0].line} has their words in a wording the packs do not know (quoted below)"
+               if near else "")
+            + ": which of the two it is shows in that log's lines around the first rejection."
+            if given else " No broker log given covers this window; the broker's log of that window tells which of the two it is."
+        )
     )
     if still:
         title = f"{plural(n, 'producer')} rejected as 'already present on the connection' since {fmt_time(first)} (client log only)"
@@ -181,9 +221,17 @@ def _finding(members: list[dict], end: dt.datetime | None, references: list[str]
         )
         if still
         else f"Nothing to restart now: {'the producer' if n == 1 else 'the producers'} connected again. Next time, restarting or reconnecting the client ends it at once.",
-        "Get the broker log" + (f" of {', '.join(safe(b) for b in brokers)}" if brokers else "")
-        + f" from a few minutes before {fmt_time(first)} and run logsleuth on it with this file: its 'Creating producer' without "
-        "'Created new producer' or 'Failed to add producer', and the bundle unload around it, confirm the cause and the version at fault.",
+        (
+            f"Read {', '.join(safe(b) for b in given)} from a few minutes before {fmt_time(first)} (logsleuth events "
+            f"{safe(given[0])} --since … -g 'producer|present|unload'): its 'Creating producer' without 'Created new producer' or "
+            "'Failed to add producer', and the bundle unload around it, confirm the cause and the version at fault"
+            + (f"; the line at {safe(near[0].file)}:{near[0].line} is a rejection wording to add to the packs (a pack edit and a sample)" if near else "")
+            + "."
+        ) if given else (
+            "Get the broker log" + (f" of {', '.join(safe(b) for b in brokers)}" if brokers else "")
+            + f" from a few minutes before {fmt_time(first)} and run logsleuth on it with this file: its 'Creating producer' without "
+            "'Created new producer' or 'Failed to add producer', and the bundle unload around it, confirm the cause and the version at fault."
+        ),
         "If the brokers run 2.5.1 or older: upgrade to Pulsar 2.5.2 or later (PR #6881); on later versions, upgrade to the newest "
         "patch release of your line (PR #12900, PR #21155).",
     ]
@@ -206,6 +254,7 @@ def _finding(members: list[dict], end: dt.datetime | None, references: list[str]
         remediation=remediation,
         references=references,
         ruled_out=ruled,
-        details={"clients": [path], "client_only": True, "brokers": brokers},
+        details={"clients": [path], "client_only": True, "brokers": brokers, "broker_logs_covering": given,
+                 "near_misses": [{"path": m.file, "line": m.line, "text": m.text} for m in near]},
     )
 

@@ -63,7 +63,22 @@ def run(ctx: Context) -> list[Finding]:
     ends = {r.name: r.last_ts for r in ctx.log_inputs()}
     findings, covered = _broker_side(ctx, ev, ends)
     # producers the client logs show rejected, where no broker log given shows them stuck
-    return findings + stuck_on_client(ev, covered, ends, (MIN_ATTEMPTS, MIN_SPAN_S, MANY_ATTEMPTS), REFERENCES)
+    return findings + stuck_on_client(ev, covered, ends, (MIN_ATTEMPTS, MIN_SPAN_S, MANY_ATTEMPTS), REFERENCES, _broker_logs(ctx, ev))
+
+
+BROKER_EVENTS = ("producer_already_present", "producer_creating", "producer_created", "producer_closed", "bundle_unloaded",
+                 "shedder_unloading", "topic_unloading", "connection_opened")  # (when the table has no component column)
+
+
+def _broker_logs(ctx: Context, ev: pl.DataFrame) -> "BrokerLogs":
+    """The Pulsar broker logs given (a log with any broker-side event), each with its time span, and
+    how to find a rejection line in one that no pattern matched (Context.near_misses)."""
+    from logsleuth.detectors.pulsar.client_only import BrokerLogs
+
+    comp = ev.filter(pl.col("component") == "broker") if "component" in ev.columns else ev.filter(pl.col("event").is_in(list(BROKER_EVENTS)))
+    paths = set(comp["path"].cast(pl.String).unique().to_list()) if comp.height else set()
+    spans = {r.name: (r.first_ts, r.last_ts) for r in ctx.log_inputs() if r.name in paths}
+    return BrokerLogs(spans, lambda path, window: ctx.near_misses(path, ["producer_already_present"], window, limit=3))
 
 
 def _broker_side(ctx: Context, ev: pl.DataFrame, ends: dict) -> tuple[list[Finding], pl.DataFrame]:
