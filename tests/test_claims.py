@@ -63,3 +63,21 @@ def test_a_broker_log_given_is_not_said_to_be_missing(tmp_path):
     assert near and near[0]["path"].endswith("pulsar-broker-1.2020-06-01.log")
     line = (inc / "pulsar-broker-1.2020-06-01.log").read_text().splitlines()[near[0]["line"] - 1]
     assert "is already present on the connection" in line and near[0]["text"] == line
+
+
+def test_a_broker_log_that_ends_before_the_outage_does_not_say_it_kept_running():
+    """A client log read in the wrong zone (New York for UTC stamps) puts the outage four hours
+    after the broker's server.log ends: the finding must not say the broker's own logs show no
+    shutdown and that it kept running; it says the log does not reach the window, lowers the
+    confidence, and points at --tz (moved 4 h, the window falls inside the broker's log)."""
+    from conftest import SAMPLES
+
+    inc = SAMPLES / "kafka-rolling-restart"
+    right = run("analyze", "--tz", "UTC", "--format", "json", inc).json()
+    wrong = run("analyze", "--tz", "UTC", "--tz", "orders-producer.log=America/New_York", "--format", "json", inc).json()
+    for f in [f for f in wrong["findings"] if f["id"] in ("kafka.delivery-timeout", "kafka.broker-unreachable")]:
+        said = " ".join([f["root_cause"], *f["confidence_reasons"], *f["ruled_out"]])
+        assert "kept running" not in said.replace("shut down, restarted or kept running", "").replace("stopped or kept running", "") and "show no shutdown" not in said, said
+        assert "does not reach this window" in said and "Moved 4 h earlier" in f["root_cause"] and "--tz" in f["root_cause"]
+        same = next(g for g in right["findings"] if g["id"] == f["id"])
+        assert f["confidence"] < same["confidence"], (f["confidence"], same["confidence"])

@@ -89,7 +89,7 @@ class BrokerStory:
 
     @property
     def explains(self) -> bool:
-        return self.kind != "nothing"
+        return self.kind not in ("nothing", "not-covered")
 
     def cause(self) -> dict:
         return {"kind": self.kind, "node": self.node, "logs": list(self.logs), "from": self.first, "to": self.last,
@@ -126,6 +126,9 @@ def explain(ctx: Context, node: int | None, start: dt.datetime, end: dt.datetime
     if not logs:
         return None
     w0, w1 = start - LEAD, end + TAIL
+    uncovered = _not_covering(ctx, node, logs, start, end)
+    if uncovered is not None:
+        return uncovered
     inw = pl.col("ts").is_between(w0, w1)
     own = bev.filter(pl.col("path").is_in(logs) & inw & pl.col("event").is_in(list(SELF_EVENTS))).sort(["ts", "file", "line"])
     about = bev.filter(~pl.col("path").is_in(logs) & inw & pl.col("event").is_in(list(ABOUT_EVENTS)) & (pl.col("node") == node)).sort("ts")
@@ -248,6 +251,35 @@ def explain(ctx: Context, node: int | None, start: dt.datetime, end: dt.datetime
                       f"or silence from {fmt_time(w0)} to {fmt_time(w1)}: the broker process kept running, so look at the network "
                       "path between the clients and it, or at its request queues.")
     story.ruled_out = _ruled_out(story, node, w0, w1, has, bev, logs)
+    return story
+
+
+ZONE_SHIFTS_H = range(1, 15)  # whole hours a log read in the wrong zone is off by
+
+
+def _not_covering(ctx: Context, node: int, logs: list[str], start: dt.datetime, end: dt.datetime) -> BrokerStory | None:
+    """The node's logs given, when none of them reaches the clients' window: a story that says so
+    (whether the broker stopped or kept running is then not known), with the zone hint when the
+    window shifted by whole hours would fall inside them; None when they cover some of it."""
+    spans = [(r.first_ts, r.last_ts) for r in ctx.log_inputs() if r.name in logs and r.first_ts is not None and r.last_ts is not None]
+    if not spans:
+        return None
+    a, b = min(x for x, _ in spans), max(y for _, y in spans)
+    if a <= end + TAIL and b >= start - LEAD:  # a broker that died has a log ending just before the clients fail
+        return None
+    names = ", ".join(safe(p) for p in logs)
+    side = f"ends at {fmt_time(b)}, well before" if b < start else f"starts at {fmt_time(a)}, after"
+    shifts = [k * sign for k in ZONE_SHIFTS_H for sign in (1, -1) if a <= start - dt.timedelta(hours=k * sign) <= b]
+    hint = ""
+    if shifts:
+        k = min(shifts, key=abs)
+        hint = (f" Moved {abs(k)} h {'earlier' if k > 0 else 'later'}, the clients' window would fall inside it: if one of these logs' "
+                "zone-less stamps was read in the wrong zone, give --tz 'GLOB=ZONE' for it ('logsleuth inspect' shows the zone "
+                "each input was read in).")
+    story = BrokerStory(node=node, kind="not-covered", logs=logs, text=(
+        f"The broker's side: node {node}'s log given ({names}) {side} the clients' window ({fmt_time(start)} → {fmt_time(end)}), "
+        f"so it cannot tell whether the broker shut down, restarted or kept running then.{hint}"))
+    story.ruled_out = []
     return story
 
 
@@ -384,6 +416,14 @@ def link_episode(ctx: Context, ep: dict, finding) -> BrokerStory | None:
         r = remedy(story)
         if r:
             finding.remediation.insert(0, r)
+    elif story.kind == "not-covered":
+        finding.confidence = max(0.3, finding.confidence - 0.1)
+        finding.confidence_reasons.append(
+            f"- node {story.node}'s log ({', '.join(story.logs)}) does not reach this window: the broker's side is not known"
+            + (" (the times look shifted by whole hours: a zone)" if "Moved " in story.text else ""))
+        finding.remediation.append(f"Give node {story.node}'s log of {fmt_time(ep.get('from'))} → {fmt_time(ep.get('to'))}"
+                                   + (", or read these logs with the right --tz (see the root cause)" if "Moved " in story.text else "")
+                                   + ": whether the broker stopped or kept running is in it.")
     else:
         finding.confidence_reasons.append(f"  node {story.node}'s own log is given and shows nothing that explains the outage")
     if isinstance(finding.cause, dict):
