@@ -229,3 +229,18 @@ def test_show_opens_a_findings_evidence_with_context(tmp_path):
     assert shown[n] == (">", text[n - 1]) and shown[n - 1] == (" ", text[n - 2]) and shown[n + 1][1] == text[n]
     bad = run("show", "9", "--tz", "UTC", inc)
     assert bad.code == 2 and "findings 1–4" in bad.err
+
+
+def test_the_chart_shows_the_cause_the_finding_names(tmp_path):
+    """The expiries start two minutes after the outage that caused them: the chart's window reaches
+    back to the outage's first failed connection (the cause the finding names), and its title counts
+    in words that agree with the numbers."""
+    out = tmp_path / "k.md"
+    r = run("analyze", "--tz", "UTC", "-d", "kafka.delivery-timeout", SAMPLES / "kafka-outage", "-o", out)
+    assert r.code == 0, r
+    svg = (tmp_path / "k.svg").read_text(encoding="utf-8")
+    import re as _re
+
+    titles = _re.findall(r"<title>([^<]*)</title>", svg)
+    assert titles[0].startswith("Timeline 2024-05-02 10:15:00 → ") and titles[0].endswith("3 subjects, 3 causes marked"), titles[0]
+    assert any("10:15:30.473 broker unreachable kafka-2/10.0.0.7:9092" in t for t in titles), titles[:6]

@@ -99,6 +99,19 @@ def period(f: Finding, s: dict | None = None) -> tuple[dt.datetime | None, dt.da
     return _utc(f.first_seen), _utc(f.last_seen or f.first_seen)
 
 
+CAUSE_REACH = dt.timedelta(hours=6)  # a cause further before its finding is named in words, not drawn
+
+
+def _cause_time(f: Finding) -> dt.datetime | None:
+    """When the cause a finding names happened (its ``cause``'s ``at`` or ``from``), if it says."""
+    c = f.cause if isinstance(f.cause, dict) else None
+    for k in ("at", "from"):
+        t = _utc(c.get(k)) if c else None
+        if isinstance(t, dt.datetime):
+            return t
+    return None
+
+
 def _window(a: Analysis, span: tuple[dt.datetime, dt.datetime]) -> tuple[tuple[dt.datetime, dt.datetime], bool]:
     """The incident window: the periods of the findings that run together with the worst one
     (non-info; merged while the gap between them is under max(15 min, their length)), padded."""
@@ -118,7 +131,12 @@ def _window(a: Analysis, span: tuple[dt.datetime, dt.datetime]) -> tuple[tuple[d
             if s0 <= hi + gap and s1 >= lo - gap and (s0 < lo or s1 > hi):
                 lo, hi = min(lo, s0), max(hi, s1)
                 changed = True
-    # the causes just before (an unload a second before the first rejection)
+    # the causes the findings name, however long before (an unload minutes before the first
+    # rejection, an outage's first failed connection): the chart shows what the report says
+    for f in fs:
+        t = _cause_time(f)
+        if t is not None and lo - CAUSE_REACH <= t < lo:
+            lo = t
     lo -= max(dt.timedelta(seconds=30), (hi - lo) * 0.06)
     hi += max(dt.timedelta(seconds=30), (hi - lo) * 0.06)
     lo, hi = max(lo, span[0]), min(hi, span[1])

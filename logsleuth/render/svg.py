@@ -253,7 +253,9 @@ def draw(c: Chart, standalone: bool = False) -> str:
         y += 13
     y += 6
     head = '<?xml version="1.0" encoding="UTF-8"?>\n' if standalone else ""
-    title = f"Timeline {_span(w0, w1)}: {len(c.lanes) + c.more_lanes} subjects, {len(c.markers)} causes"
+    n_lanes, n_marks = len(c.lanes) + c.more_lanes, len(c.markers)
+    title = (f"Timeline {_span(w0, w1)}: {n_lanes} {'subject' if n_lanes == 1 else 'subjects'}, "
+             + (f"{n_marks} {'cause' if n_marks == 1 else 'causes'} marked" if n_marks else "no cause event in this window"))
     return (
         f'{head}<svg xmlns="http://www.w3.org/2000/svg" class="timeline" viewBox="0 0 {W} {y}" width="{W}" height="{y}" '
         f'font-family="{FONT}" role="img" aria-label="{esc(title)}"><title>{esc(title)}</title>'
