@@ -244,3 +244,30 @@ def test_the_chart_shows_the_cause_the_finding_names(tmp_path):
     titles = _re.findall(r"<title>([^<]*)</title>", svg)
     assert titles[0].startswith("Timeline 2024-05-02 10:15:00 → ") and titles[0].endswith("3 subjects, 3 causes marked"), titles[0]
     assert any("10:15:30.473 broker unreachable kafka-2/10.0.0.7:9092" in t for t in titles), titles[:6]
+
+
+def test_references_lead_somewhere(tmp_path):
+    """GitHub issues and PRs are full URLs in the text report, OSC 8 hyperlinks on a terminal, links
+    in Markdown and HTML; a findings page is the file this installation has (text and terminal)."""
+    import os
+
+    from conftest import run_on_pty
+
+    inc = SAMPLES / "pulsar-incident"
+    text = run("analyze", "--tz", "UTC", "--format", "text", inc, env={"COLUMNS": "120"}).out
+    assert "apache/pulsar#6416 <https://github.com/apache/pulsar/issues/6416>" in text
+    assert "apache/pulsar PR #6881 <https://github.com/apache/pulsar/pull/6881>" in text
+    md = tmp_path / "pm.md"
+    assert run("report", "--tz", "UTC", inc, "-o", md).code == 0
+    assert "[apache/pulsar#6416](<https://github.com/apache/pulsar/issues/6416>)" in md.read_text(encoding="utf-8")
+    html = tmp_path / "pm.html"
+    assert run("report", "--tz", "UTC", inc, "-o", html).code == 0
+    assert '<a href="https://github.com/apache/pulsar/pull/6881">apache/pulsar PR #6881</a>' in html.read_text(encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LOGSLEUTH_")}
+    env.update(TZ="UTC", COLUMNS="120", LINES="40", LOGSLEUTH_PAGER="", TERM="xterm-256color", XDG_CONFIG_HOME=str(tmp_path / "none"))
+    code, seen = run_on_pty("analyze", "--tz", "UTC", str(inc), env=env)
+    assert code == 0 and b"\x1b]8;" in seen and b"https://github.com/apache/pulsar/issues/6416" in seen
+    page = run("analyze", "--tz", "UTC", "--format", "text", SAMPLES / "sarama-refused", env={"COLUMNS": "200"}).out
+    local = [ln for ln in page.splitlines() if "docs/findings/sarama.broker-refused.md <" in ln]
+    assert local and local[0].split("<", 1)[1].rstrip(">").endswith("findings/sarama.broker-refused.md")
+    assert os.path.isfile(local[0].split("<", 1)[1].split(">", 1)[0])

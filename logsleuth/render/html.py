@@ -144,9 +144,22 @@ def _finding(i: int, f: Finding) -> list[str]:
     if f.ruled_out:
         out.append("<p><b>Ruled out</b></p><ul>" + "".join(f"<li>{e(r)}</li>" for r in f.ruled_out) + "</ul>")
     if f.references:
-        out.append("<p><b>References</b></p><ul>" + "".join(f"<li>{e(r)}</li>" for r in f.references) + "</ul>")
+        out.append("<p><b>References</b></p><ul>" + "".join(f"<li>{_linked(str(r))}</li>" for r in f.references) + "</ul>")
     out.append("</div>")
     return out
+
+
+def _linked(r: str) -> str:
+    """A reference in HTML, its GitHub issues/PRs and findings' pages as links (render/links.py)."""
+    from logsleuth.render.links import links
+
+    out, pos = [], 0
+    for link in (x for x in links(r) if x.url.startswith("https://")):  # a local file means nothing to the page's readers
+        out.append(e(r[pos:link.start]))
+        out.append(f'<a href="{e(link.url)}">{e(r[link.start:link.end])}</a>')
+        pos = link.end
+    out.append(e(r[pos:]))
+    return "".join(out)
 
 
 def _subjects(f: Finding) -> list[str]:

@@ -158,9 +158,22 @@ def finding(i: int, f: Finding) -> list[str]:
     if f.references:
         out.append("**References**")
         out.append("")
-        out += [f"- {md(r)}" for r in f.references]
+        out += [f"- {_linked_md(str(r))}" for r in f.references]
         out.append("")
     return out
+
+
+def _linked_md(r: str) -> str:
+    """A reference in Markdown, its GitHub issues/PRs and findings' pages as links."""
+    from logsleuth.render.links import links
+
+    out, pos = [], 0
+    for link in (x for x in links(r) if x.url.startswith("https://")):  # a local file means nothing to the ticket's readers
+        out.append(md(r[pos:link.start]))
+        out.append(f"[{md(r[link.start:link.end])}](<{link.url}>)")
+        pos = link.end
+    out.append(md(r[pos:]))
+    return "".join(out)
 
 
 def subjects(f: Finding) -> list[str]:

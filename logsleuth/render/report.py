@@ -318,9 +318,27 @@ class View:
         if f.references:
             out.append(Text("References", style="bold"))
             for r in f.references:
-                out += self.wrap(Text(self.s(r), style="dim"), label="  - ")
+                out += self.wrap(self.reference(self.s(r)), label="  - ")
         out.append(Text(""))
         return out
+
+    def reference(self, r: str) -> Text:
+        """A reference with its links: the URL written after each (so a pasted or piped report keeps
+        it), the link itself an OSC 8 hyperlink where the terminal shows them (render/links.py)."""
+        from rich.style import Style
+
+        from logsleuth.render.links import links
+
+        t = Text(style="dim")
+        pos = 0
+        for link in links(r):
+            t.append(r[pos:link.start])
+            t.append(r[link.start:link.end], style=Style(link=link.url))
+            shown = link.url[len("file://"):] if link.url.startswith("file://") else link.url
+            t.append(f" <{shown}>", style=Style(link=link.url, dim=True))
+            pos = link.end
+        t.append(r[pos:])
+        return t
 
     def quote(self, e, lines: int) -> str:
         """An evidence line for ``lines`` rows of the screen: when it does not fit, its head (wrapper,
