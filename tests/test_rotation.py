@@ -41,6 +41,12 @@ from logsleuth.ingest.rotation import group, parse
         (["s.log", "s.log-20240314-1710457200"], {"s.log": ["s.log-20240314-1710457200", "s.log"]}),
         # no current file: the newest segment names the log
         (["p.2020-06-02.log", "p.2020-06-01.log"], {"p.2020-06-02.log": ["p.2020-06-01.log", "p.2020-06-02.log"]}),
+        # log4j2 filePattern '${name}.log.%d{yyyy-MM-dd}.%i.gz' after the live name
+        (["app.log", "app.log.2022-03-09.0.gz", "app.log.2022-03-09.1.gz", "app.log.2022-03-08.3.gz"],
+         {"app.log": ["app.log.2022-03-08.3.gz", "app.log.2022-03-09.0.gz", "app.log.2022-03-09.1.gz", "app.log"]}),
+        # logback FixedWindowRollingPolicy 'app.%i.log' (a higher index is older), log4j2 'app-%i.log' (max: newer)
+        (["app.log", "app.1.log", "app.2.log.gz"], {"app.log": ["app.2.log.gz", "app.1.log", "app.log"]}),
+        (["app.log", "app-1.log.gz", "app-2.log"], {"app.log": ["app-1.log.gz", "app-2.log", "app.log"]}),
     ],
 )
 def test_rotated_segments_are_grouped_oldest_first(names, expected):
@@ -51,6 +57,7 @@ def test_rotated_segments_are_grouped_oldest_first(names, expected):
     "names",
     [
         ["broker-1.log", "broker-2.log"],  # two brokers, not two segments
+        ["broker.1.log", "broker.2.log"],  # the same without the live broker.log among them
         ["pulsar-broker-1.2020-06-01.log", "pulsar-broker-2.2020-06-01.log"],
         ["x/broker.log", "y/broker.log.1"],  # same name, other directory: other hosts
         ["broker.log"],
@@ -66,7 +73,9 @@ def test_different_logs_are_not_grouped(names):
 def test_parse_names_the_base_log():
     assert parse("logs/broker.log.3.gz").base == "logs/broker.log"
     assert parse("logs/app-2024-03-14-7.log.gz").base == "logs/app.log"
-    assert parse("broker-1.log").base == "broker-1.log"
+    # 'broker-1.log' is a segment of broker.log only when broker.log is an input too
+    assert parse("broker-1.log").needs_live and group(["broker-1.log", "broker-2.log"]) == {}
+    assert group(["broker-1.log", "broker.log"]) == {"broker.log": ["broker-1.log", "broker.log"]}
 
 
 # ----------------------------------------------------------------------------- the CLI on split samples
@@ -266,3 +275,18 @@ def test_an_empty_current_segment_keeps_the_log_s_layout(cli, tmp_path):
     whole = cli("analyze", one, "--tz", "UTC", *date, "--format", "json").json()
     key = lambda d: [(f["id"], f["title"], f["confidence"], f["confidence_reasons"]) for f in d["findings"]]  # noqa: E731
     assert key(split) == key(whole)
+
+
+def test_a_log4j2_dated_archive_and_the_live_log_are_one_log_in_every_finding(cli, tmp_path):
+    """An outage spanning app.log.2024-05-02.0.gz and app.log: one finding per subject, with the
+    counts of the whole log and the live name (it came out twice, its counts split, before)."""
+    src = SAMPLES / "kafka-outage" / "orders-producer.log"
+    lines = src.read_text().splitlines(keepends=True)
+    (tmp_path / "orders-producer.log.2024-05-02.0.gz").write_bytes(gzip.compress("".join(lines[:300]).encode()))
+    (tmp_path / "orders-producer.log").write_text("".join(lines[300:]))
+    whole = cli("analyze", "--tz", "UTC", src, "--format", "json").json()
+    split = cli("analyze", "--tz", "UTC", tmp_path, "--format", "json").json()
+    assert [f["id"] for f in split["findings"]] == [f["id"] for f in whole["findings"]]
+    (dt_,) = [f for f in split["findings"] if f["id"] == "kafka.delivery-timeout"]
+    assert dt_["title"].startswith("209 records expired undelivered on 3 partitions") and "orders-producer.log)" in dt_["title"]
+    assert {s["path"] for s in dt_["subjects"]} == {str(tmp_path / "orders-producer.log")}
