@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from pathlib import Path
 
 import polars as pl
@@ -97,10 +98,38 @@ def _first_line(e: BaseException) -> str:
     return text.splitlines()[0] if text else type(e).__name__
 
 
+MAX_JSON_BYTES = 256 * 2**20  # inputs.json of a million inputs is far less
+MAX_PART_BYTES = 64 * 2**30
+
+
+def _checked(store: Path, path: Path, limit: int) -> Path:
+    """A file of the events directory as untrusted input: a regular file inside the directory (no
+    FIFO, device or socket, no symbolic link out of it), no larger than ``limit``."""
+    import stat as _stat
+
+    try:
+        st = os.stat(path)
+        inside = path.resolve().is_relative_to(store.resolve())
+    except (OSError, RuntimeError) as e:
+        raise _bad(store, f"{path.relative_to(store)}: {getattr(e, 'strerror', None) or e}") from None
+    if not inside:
+        raise _bad(store, f"{path.relative_to(store)} points outside the directory")
+    if not _stat.S_ISREG(st.st_mode):
+        raise _bad(store, f"{path.relative_to(store)} is not a regular file")
+    if st.st_size > limit:
+        raise _bad(store, f"{path.relative_to(store)} is larger than {limit // 2**20} MiB")
+    return path
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
 def _events_table(store: Path, packs) -> pl.DataFrame:
     files = sorted((store / "events").glob("system=*/*.parquet"))
     if not files:
         raise _bad(store, "no events/system=*/part-*.parquet")
+    files = [_checked(store, f, MAX_PART_BYTES) for f in files]
     try:
         events = pl.scan_parquet(files, hive_partitioning=True, glob=False).collect()
     except Exception as e:  # a truncated or tampered part: Polars' ComputeError, OSError, ...
@@ -130,8 +159,10 @@ def read(store: Path, packs=None) -> EventSet:
     """The events directory ``write`` made, validated: a tampered, truncated or foreign directory is
     one line (exit 2), never an internal error."""
     meta = store / "inputs.json"
+    if meta.exists() or meta.is_symlink():
+        _checked(store, meta, MAX_JSON_BYTES)
     try:
-        doc = json.loads(meta.read_text(encoding="utf-8"))
+        doc = json.loads(meta.read_text(encoding="utf-8"), parse_constant=_no_constant)
     except (OSError, ValueError, RecursionError):
         raise LogsleuthError(f"{store}: not an events directory (no readable inputs.json; write one with 'events --format parquet -o DIR')") from None
     if not isinstance(doc, dict):
@@ -140,7 +171,8 @@ def read(store: Path, packs=None) -> EventSet:
         raise LogsleuthError(f"{store}: events written in format {doc.get('format')!r}, this logsleuth reads {FORMAT!r}")
     events = _events_table(store, packs)
     cov = None
-    if (store / "coverage.parquet").exists():
+    if (store / "coverage.parquet").exists() or (store / "coverage.parquet").is_symlink():
+        _checked(store, store / "coverage.parquet", MAX_PART_BYTES)
         try:
             cov = pl.read_parquet(store / "coverage.parquet", glob=False)
             if not {"path", "ts", "level", "n"} <= set(cov.columns):
@@ -163,6 +195,8 @@ def read(store: Path, packs=None) -> EventSet:
     names = [r.name for r in inputs]
     if len(set(names)) != len(names):
         raise _bad(store, "an input is listed twice in inputs.json")
+    if events.height and events["event"].null_count():
+        raise _bad(store, "an event without a name in the events table")
     if events.height:
         cols = ["system"] + [c for c in events.columns if c != "system"]
         known = pl.when(pl.col("path").is_in(names)).then(pl.col("path"))

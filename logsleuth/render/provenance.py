@@ -40,11 +40,21 @@ def command_line() -> str:
 
 
 def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(CHUNK):
-            h.update(chunk)
-    return h.hexdigest()
+    """The file's SHA-256, opened as the reader opens inputs: a regular file only (a FIFO or a device
+    put in its place, or named by an events directory's locations, is refused, not waited on)."""
+    import stat as _stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    try:
+        if not _stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, "not a regular file")
+        h = hashlib.sha256()
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            while chunk := f.read(CHUNK):
+                h.update(chunk)
+        return h.hexdigest()
+    finally:
+        os.close(fd)
 
 
 def of(a: Analysis) -> Provenance:
@@ -55,8 +65,8 @@ def of(a: Analysis) -> Provenance:
             continue
         where = Path(r.name) if Path(r.name).exists() or not r.location else Path(r.location)
         try:
-            size = os.stat(where).st_size
-            files.append(InputFile(r.name, size, sha256(where)))
+            digest = sha256(where)
+            files.append(InputFile(r.name, os.stat(where).st_size, digest))
         except OSError as e:
             files.append(InputFile(r.name, None, None, f"not readable from here ({e.strerror or e})"))
     from logsleuth.render import clock
