@@ -633,3 +633,21 @@ def test_every_unsafe_character_is_escaped_on_a_terminal(cli, tmp_path):
     assert [json.loads(x)["text"] for x in ndjson] == lines  # escaped for the terminal, still the same text
     piped = cli("events", p, "--tz", "UTC", "--format", "ndjson").out.rstrip("\n").split("\n")
     assert ndjson == [json_visible(x) for x in piped]
+
+
+# --------------------------------------------------------------------------- round three: odd but real
+
+
+def test_odd_but_real_settings_are_bounded_or_refused(tmp_path):
+    """COLUMNS=99999999 is capped (it wrote ~900 MB of rules), junk in LOGSLEUTH_CHUNK_BYTES is a
+    warning and the default (an internal error before), a 100,000-deep TOML array is a one-line
+    error (a RecursionError before)."""
+    inc = SAMPLES / "kafka-outage"
+    r = run_process("analyze", "--tz", "UTC", "--format", "text", inc, env={"COLUMNS": "99999999"}, timeout=120)
+    assert r.code == 0 and max(len(x) for x in r.out.splitlines()) <= 1000, max(len(x) for x in r.out.splitlines())
+    r = run_process("analyze", "--tz", "UTC", "-f", "oneline", inc, env={"LOGSLEUTH_CHUNK_BYTES": "junk"})
+    assert r.code == 0 and "LOGSLEUTH_CHUNK_BYTES='junk' is not a size" in r.err and "internal error" not in r.err, r
+    deep = tmp_path / "deep.toml"
+    deep.write_text("a = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    r = run_process("analyze", "--config", deep, inc)
+    assert r.code == 2 and r.err.strip() == f"logsleuth: error: {deep}: not a config file (nested too deep)", r

@@ -130,6 +130,8 @@ def load(path: Path) -> dict[str, Any]:
         raise LogsleuthError(f"{path}: not UTF-8 text") from None
     except tomllib.TOMLDecodeError as e:
         raise LogsleuthError(f"{path}: not valid TOML ({e})") from None
+    except RecursionError:  # an array nested 100,000 deep
+        raise LogsleuthError(f"{path}: not a config file (nested too deep)") from None
     out: dict[str, Any] = {}
     for raw_key, value in doc.items():
         name = raw_key.replace("_", "-")

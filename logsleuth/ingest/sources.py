@@ -48,7 +48,24 @@ def _python_handles_sigint() -> None:
 
 _python_handles_sigint()
 
-CHUNK_BYTES = int(os.environ.get("LOGSLEUTH_CHUNK_BYTES", 8 * 1024 * 1024))  # env: tests provoke chunk seams
+def _chunk_bytes() -> int:
+    """LOGSLEUTH_CHUNK_BYTES (tests provoke chunk seams with it): a whole number of bytes from 4 KiB
+    to 1 GiB; anything else is the default, said once on stderr (not an internal error)."""
+    text = os.environ.get("LOGSLEUTH_CHUNK_BYTES")
+    default = 8 * 1024 * 1024
+    if text is None:
+        return default
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if not 4096 <= n <= 2**30:
+        print(f"logsleuth: warning: LOGSLEUTH_CHUNK_BYTES={text[:40]!r} is not a size from 4096 to 1073741824 bytes: {default} used", file=sys.stderr)
+        return default
+    return n
+
+
+CHUNK_BYTES = _chunk_bytes()
 # a line longer than this keeps its first MAX_LINE_BYTES and the rest is counted, not read (a 6 GiB
 # "line" of a gzip bomb without newlines must not become one string); env: tests use small lines
 MAX_LINE_BYTES = max(1024, int(os.environ.get("LOGSLEUTH_MAX_LINE_BYTES", 32 * 1024 * 1024)))

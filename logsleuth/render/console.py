@@ -98,12 +98,15 @@ class _NoTrailingSpace:
         return getattr(self.out, "encoding", None) or "utf-8"
 
 
+MAX_COLUMNS = 1000  # COLUMNS=99999999 would write rules and padding of that width on every line
+
+
 def _columns() -> int | None:
     try:
         cols = int(os.environ.get("COLUMNS", ""))
     except ValueError:
         return None
-    return max(40, cols) if cols > 0 else None
+    return min(MAX_COLUMNS, max(40, cols)) if cols > 0 else None
 
 
 def stdout_console() -> Console:
