@@ -49,7 +49,7 @@ def _python_handles_sigint() -> None:
 _python_handles_sigint()
 
 def _chunk_bytes() -> int:
-    """LOGSLEUTH_CHUNK_BYTES (tests provoke chunk seams with it): a whole number of bytes from 4 KiB
+    """LOGSLEUTH_CHUNK_BYTES (tests provoke chunk seams with it): a whole number of bytes from 1
     to 1 GiB; anything else is the default, said once on stderr (not an internal error)."""
     text = os.environ.get("LOGSLEUTH_CHUNK_BYTES")
     default = 8 * 1024 * 1024
@@ -59,8 +59,8 @@ def _chunk_bytes() -> int:
         n = int(text)
     except ValueError:
         n = -1
-    if not 4096 <= n <= 2**30:
-        print(f"logsleuth: warning: LOGSLEUTH_CHUNK_BYTES={text[:40]!r} is not a size from 4096 to 1073741824 bytes: {default} used", file=sys.stderr)
+    if not 1 <= n <= 2**30:
+        print(f"logsleuth: warning: LOGSLEUTH_CHUNK_BYTES={text[:40]!r} is not a size from 1 to 1073741824 bytes: {default} used", file=sys.stderr)
         return default
     return n
 
