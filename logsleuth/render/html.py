@@ -150,16 +150,10 @@ def _finding(i: int, f: Finding) -> list[str]:
 
 
 def _linked(r: str) -> str:
-    """A reference in HTML, its GitHub issues/PRs and findings' pages as links (render/links.py)."""
-    from logsleuth.render.links import links
+    """A reference in HTML, its GitHub issues and pull requests as links (render/links.py)."""
+    from logsleuth.render.links import linked
 
-    out, pos = [], 0
-    for link in (x for x in links(r) if x.url.startswith("https://")):  # a local file means nothing to the page's readers
-        out.append(e(r[pos:link.start]))
-        out.append(f'<a href="{e(link.url)}">{e(r[link.start:link.end])}</a>')
-        pos = link.end
-    out.append(e(r[pos:]))
-    return "".join(out)
+    return linked(r, e, lambda shown, url: f'<a href="{e(url)}">{e(shown)}</a>')
 
 
 def _subjects(f: Finding) -> list[str]:

@@ -50,3 +50,17 @@ def written_out(text: str) -> str:
         pos = l.end
     out.append(text[pos:])
     return "".join(out)
+
+
+def linked(text: str, escape, link, web_only: bool = True) -> str:
+    """``text`` escaped for a document format (``escape``), each link made by ``link(shown, url)``;
+    ``web_only``: only https links (a local file means nothing to a ticket's or page's readers)."""
+    out, pos = [], 0
+    for l in links(text):
+        if web_only and not l.url.startswith("https://"):
+            continue
+        out.append(escape(text[pos:l.start]))
+        out.append(link(text[l.start:l.end], l.url))
+        pos = l.end
+    out.append(escape(text[pos:]))
+    return "".join(out)

@@ -164,16 +164,10 @@ def finding(i: int, f: Finding) -> list[str]:
 
 
 def _linked_md(r: str) -> str:
-    """A reference in Markdown, its GitHub issues/PRs and findings' pages as links."""
-    from logsleuth.render.links import links
+    """A reference in Markdown, its GitHub issues and pull requests as links (render/links.py)."""
+    from logsleuth.render.links import linked
 
-    out, pos = [], 0
-    for link in (x for x in links(r) if x.url.startswith("https://")):  # a local file means nothing to the ticket's readers
-        out.append(md(r[pos:link.start]))
-        out.append(f"[{md(r[link.start:link.end])}](<{link.url}>)")
-        pos = link.end
-    out.append(md(r[pos:]))
-    return "".join(out)
+    return linked(r, md, lambda shown, url: f"[{md(shown)}](<{url}>)")
 
 
 def subjects(f: Finding) -> list[str]:
