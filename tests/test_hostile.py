@@ -651,3 +651,25 @@ def test_odd_but_real_settings_are_bounded_or_refused(tmp_path):
     deep.write_text("a = " + "[" * 100_000 + "]" * 100_000 + "\n")
     r = run_process("analyze", "--config", deep, inc)
     assert r.code == 2 and r.err.strip() == f"logsleuth: error: {deep}: not a config file (nested too deep)", r
+
+
+def test_urls_in_log_text_are_not_links_in_the_markdown_report(tmp_path):
+    """GitHub autolinks bare URLs and www. names: one in a log line (here the error sarama printed)
+    must reach the Markdown postmortem as a code span, not a clickable link."""
+    lines = []
+    for r in range(3):
+        for k in range(3):
+            lines.append(f"[sarama] 2026/12/02 04:00:{10 + r * 5:02d}.{k * 2000 + 100:06d} Failed to connect to broker "
+                         f"kafka-{k}:9092: dial tcp: lookup https://evil.example/login?x=1 and www.evil.example: no such host")
+    p = tmp_path / "app.log"
+    p.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "pm.md"
+    r = run_process("report", "--tz", "UTC", p, "-o", out)
+    assert r.code == 0, r
+    text = out.read_text(encoding="utf-8")
+    body = "\n".join(ln for ln in text.splitlines() if not ln.startswith("    "))  # evidence lines are fenced
+    assert "`https://evil.example/login?x=1`" in body and "`www.evil.example`" in body
+    import re as _re
+
+    bare = _re.findall(r"(?<!`)https://evil\.example[^`\s]*", body.split("```")[0] + "".join(body.split("```")[2::2]))
+    assert not bare, bare

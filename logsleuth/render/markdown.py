@@ -24,9 +24,25 @@ _LINE_START = re.compile(r"^([#>+=-])(?=\s|$|[#>+=-])")
 _LIST_NUMBER = re.compile(r"^(\d+)([.)])(?=\s|$)")  # "1. x" would start a list: escape the '.', not the digit
 
 
+_AUTOLINK = re.compile(r"(?i)(?:\b(?:https?|ftp)://|\bwww\.)[^\s<>`|]*[^\s<>`|.,;:!?)\]'\"]")
+
+
 def md(s: object) -> str:
-    """Text safe inside a Markdown paragraph or table cell (no markup, no HTML, no line breaks)."""
+    """Text safe inside a Markdown paragraph or table cell (no markup, no HTML, no line breaks, and
+    no link: a URL or www. name from a log is a code span, which GitHub does not autolink)."""
     t = visible(str(s))
+    if _AUTOLINK.search(t):
+        out, pos = [], 0
+        for m in _AUTOLINK.finditer(t):
+            out.append(_md_text(t[pos:m.start()]))
+            out.append(f"`{m.group(0)}`")
+            pos = m.end()
+        out.append(_md_text(t[pos:]))
+        return "".join(out)
+    return _md_text(t)
+
+
+def _md_text(t: str) -> str:
     t = t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     t = _MD_SPECIAL.sub(r"\\\1", t)
     t = _LIST_NUMBER.sub(r"\1\\\2", t)
