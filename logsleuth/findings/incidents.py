@@ -125,12 +125,6 @@ def _keys(f: Finding, spec: dict, v: Verdict) -> list[tuple[tuple, dt.datetime |
     return out
 
 
-def _meet(a0, a1, b0, b1, slack: dt.timedelta) -> bool:
-    if None in (a0, a1, b0, b1):
-        return False  # an untimed finding is not tied to another by time
-    return a0 - slack <= b1 and b0 - slack <= a1
-
-
 def _hit(f: Finding) -> list[str]:
     """The logs a finding's subjects are in, each with the client named in it: a subject's client
     log (``client``) before the log its lines are in (``path``), and its client id or connection."""
@@ -159,19 +153,27 @@ def group(findings: list[Finding]) -> list[Incident]:
 
     shared: dict[int, set] = {}
     spans: dict[int, list] = {}  # the windows of the keys a finding shares: the incident's window
-    for i in range(len(findings)):
-        for j in range(i + 1, len(findings)):
-            for ka, a0, a1 in keyed[i]:
-                hit = next(((b0, b1) for kb, b0, b1 in keyed[j] if kb == ka and _meet(a0, a1, b0, b1, r.slack)), None)
-                if hit is not None:
-                    ri, rj = find(i), find(j)
-                    if ri != rj:
-                        parent[max(ri, rj)] = min(ri, rj)
-                    shared.setdefault(i, set()).add(ka)
-                    shared.setdefault(j, set()).add(ka)
-                    spans.setdefault(i, []).append((a0, a1))
-                    spans.setdefault(j, []).append(hit)
-                    break
+    by_key: dict[tuple, list] = {}
+    for i, ks in enumerate(keyed):
+        for k, a0, a1 in ks:
+            if a0 is not None and a1 is not None:  # an untimed finding is not tied to another by time
+                by_key.setdefault(k, []).append((a0, a1, i))
+    for k, items in by_key.items():  # a sweep per key: O(n log n), not every pair of findings
+        items.sort(key=lambda x: (x[0], x[2]))
+        run_end, run_first = None, None
+        for a0, a1, i in items:
+            if run_end is not None and a0 - r.slack <= run_end:
+                ri, rj = find(run_first), find(i)
+                if ri != rj:
+                    parent[max(ri, rj)] = min(ri, rj)
+                for x in (run_first, i):
+                    shared.setdefault(x, set()).add(k)
+                spans.setdefault(i, []).append((a0, a1))
+                if run_first not in spans or (run_first_span not in spans[run_first]):
+                    spans.setdefault(run_first, []).append(run_first_span)
+                run_end = max(run_end, a1)
+            else:
+                run_end, run_first, run_first_span = a1, i, (a0, a1)
     groups: dict[int, list[int]] = {}
     for i in range(len(findings)):
         groups.setdefault(find(i), []).append(i)
@@ -200,13 +202,12 @@ def _incident(n: int, members: list[int], findings: list[Finding], r: Rules, key
     wins = [_window(i, findings[i], spans, r) for i in members]
     firsts = [a for a, _ in wins if a is not None]
     lasts = [b for _, b in wins if b is not None]
-    hit: list[str] = []
+    seen: dict[str, None] = {}  # in order, each once (a dict: 10^5 subjects stay linear)
     for i in members:
         if not r.findings.get(findings[i].id, {}).get("hit", True):
             continue  # the broker's own side (its restart, its shedder): not what the incident hit
-        for h in _hit(findings[i]):
-            if h not in hit:
-                hit.append(h)
+        seen.update(dict.fromkeys(_hit(findings[i])))
+    hit = list(seen)
     worst = findings[members[0]]
     facts = _facts(f)
     facts.update(
