@@ -209,7 +209,7 @@ def _finding(ctx: Context, df: pl.DataFrame, inc: Incident) -> Finding:
             "errors_by_text": texts,
             "first_failure_seconds": round(fast, 3) if fast is not None else None,
             "model": {"formula": "Producer.Retry.Backoff + Metadata.Retry.Max × Metadata.Retry.Backoff", "seconds_with_defaults": round(model, 3),
-                      "assumes": "sarama 1.22.1, one broker that is also the seed (../shared/reference/sarama-timing.md)"},
+                      "assumes": "sarama 1.22.1, one broker that is also the seed (the measured timing model: docs/findings/sarama.retry-redial-stall.md)"},
             "breaker_open": periods,
             "out_of_brokers": {"returned": oob.height, "first": oob["ts"][0] if oob.height else None},
             "recovered_at": up_at,
