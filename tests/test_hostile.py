@@ -673,3 +673,17 @@ def test_urls_in_log_text_are_not_links_in_the_markdown_report(tmp_path):
 
     bare = _re.findall(r"(?<!`)https://evil\.example[^`\s]*", body.split("```")[0] + "".join(body.split("```")[2::2]))
     assert not bare, bare
+
+
+def test_a_file_whose_size_the_kernel_does_not_say_is_read_to_its_end():
+    """/proc files report a size of 0: they were read as 0 lines with a false 'the file grew' note."""
+    import pathlib
+
+    proc = pathlib.Path("/proc/self/status")
+    if not proc.exists():
+        pytest.skip("no /proc here")
+    r = run_process("inspect", "--format", "json", proc)
+    assert r.code == 0, r
+    doc = r.json()
+    inp = (doc["inputs"] if isinstance(doc, dict) else doc)[0]
+    assert inp["lines"] > 5 and not any("grew" in n for n in inp["notes"]), inp

@@ -399,7 +399,9 @@ def _open(src: Source) -> tuple[BinaryIO, int | None]:
     except OSError:
         pass
     fh = io.FileIO(fd, "rb", closefd=True)
-    return fh, st.st_size
+    # a size of 0 is an empty file, or one whose size the kernel does not say (/proc, /sys): read to
+    # its end as a stream (it read as 0 lines with a false "the file grew" note before)
+    return fh, (st.st_size or None)
 
 
 def _raw_blocks(fh: BinaryIO, limit: int | None, stats: ReadStats, name: str) -> Iterator[bytes]:
