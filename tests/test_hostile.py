@@ -687,3 +687,18 @@ def test_a_file_whose_size_the_kernel_does_not_say_is_read_to_its_end():
     doc = r.json()
     inp = (doc["inputs"] if isinstance(doc, dict) else doc)[0]
     assert inp["lines"] > 5 and not any("grew" in n for n in inp["notes"]), inp
+
+
+def test_a_directory_tree_thousands_deep_is_walked(tmp_path):
+    """os.walk recurses (Python 3.11): a tree deeper than the recursion limit was an internal error."""
+    cur = tmp_path / "deep"
+    cur.mkdir()
+    for _ in range(1500):
+        cur = cur / "d"
+        cur.mkdir()
+    (cur / "app.log").write_text(TEXT)
+    r = run_process("inspect", "--format", "json", tmp_path / "deep")
+    assert r.code == 0 and "internal error" not in r.err, r.err[-300:]
+    doc = r.json()
+    inputs = doc["inputs"] if isinstance(doc, dict) else doc
+    assert [p["path"].rsplit("/", 1)[-1] for p in inputs] == ["app.log"]

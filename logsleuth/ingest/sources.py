@@ -302,25 +302,41 @@ def _walk(d: Path, left_out: list[str] | None = None) -> list[Path]:
     """The files under ``d`` that may be logs, sorted; ``left_out`` gets the names left out as not
     logs by their name (relative to ``d``), for the error when nothing is left."""
     files: list[Path] = []
-
-    def _walk_error(err: OSError) -> None:
-        if Path(err.filename) == d:  # the directory named: nothing to read
-            raise LogsleuthError(f"{err.filename}: cannot read directory ({err.strerror.lower()})")
-        # a subdirectory: the rest of the walk is still worth reading
-        _warn(f"{err.filename}: cannot read directory ({err.strerror.lower()}), skipped")
-
-    for root, dirs, names in os.walk(d, onerror=_walk_error):
-        dirs[:] = sorted(x for x in dirs if not x.startswith(".") and x != "__pycache__")
-        for n in sorted(names):
+    # an explicit stack, not recursion (os.walk recurses in Python 3.11: a directory tree thousands
+    # deep was a RecursionError); the order is os.walk's top-down one: a directory's files, then each
+    # subdirectory in name order; symbolic links to directories are not followed
+    stack = [str(d)]
+    while stack:
+        root = stack.pop()
+        try:
+            with os.scandir(root) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as err:
+            if Path(root) == d:  # the directory named: nothing to read
+                raise LogsleuthError(f"{root}: cannot read directory ({(err.strerror or str(err)).lower()})") from None
+            _warn(f"{root}: cannot read directory ({(err.strerror or str(err)).lower()}), skipped")  # the rest is still worth reading
+            continue
+        subdirs = []
+        for e in entries:
+            n = e.name
+            try:
+                is_dir = e.is_dir()
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if not n.startswith(".") and n != "__pycache__" and not e.is_symlink():
+                    subdirs.append(e.path)
+                continue
             if n.startswith("."):
                 continue
             if Path(n).suffix.lower() in NOT_LOGS:
                 if left_out is not None:
-                    left_out.append(os.path.relpath(os.path.join(root, n), d))
+                    left_out.append(os.path.relpath(e.path, d))
                 continue
-            f = Path(root) / n
+            f = Path(e.path)
             if _is_regular(f):  # FIFOs, devices and sockets found in a walk are not logs
                 files.append(f)
+        stack.extend(reversed(subdirs))
     return files
 
 
