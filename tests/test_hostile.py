@@ -697,8 +697,14 @@ def test_a_directory_tree_thousands_deep_is_walked(tmp_path):
         cur = cur / "d"
         cur.mkdir()
     (cur / "app.log").write_text(TEXT)
-    r = run_process("inspect", "--format", "json", tmp_path / "deep")
-    assert r.code == 0 and "internal error" not in r.err, r.err[-300:]
-    doc = r.json()
-    inputs = doc["inputs"] if isinstance(doc, dict) else doc
-    assert [p["path"].rsplit("/", 1)[-1] for p in inputs] == ["app.log"]
+    try:
+        r = run_process("inspect", "--format", "json", tmp_path / "deep")
+        assert r.code == 0 and "internal error" not in r.err, r.err[-300:]
+        doc = r.json()
+        inputs = doc["inputs"] if isinstance(doc, dict) else doc
+        assert [p["path"].rsplit("/", 1)[-1] for p in inputs] == ["app.log"]
+    finally:  # removed deepest first: pytest's own clean-up of old temporary folders recurses (RecursionError)
+        (cur / "app.log").unlink()
+        while cur != tmp_path:
+            cur.rmdir()
+            cur = cur.parent

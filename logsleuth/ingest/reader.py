@@ -14,13 +14,15 @@ from typing import Callable, Iterator
 import polars as pl
 
 from logsleuth.ingest import envelopes
+from logsleuth.ingest import compiled
 from logsleuth.ingest import wrappers as wrap
+from logsleuth.ingest.compiled import Chunk, Scanner
 from logsleuth.ingest.layouts import infer
 from logsleuth.ingest.layouts.catalog import builtin_layouts
 from logsleuth.ingest.layouts.detect import MIN_RATE, SAMPLE_LINES, Detection, detect
 from logsleuth.ingest.records import RECORD_SCHEMA, assemble, stamp_prefix_expr, start_expr
 from logsleuth.ingest.timeparse import stamp_expr
-from logsleuth.ingest.sources import Source, read_lines
+from logsleuth.ingest.sources import Source, finish_reading, line_chunks, split_chunk, utf8_text
 from logsleuth.ingest.stats import ReadStats
 from logsleuth.ingest.timeparse import FileClock
 from logsleuth.ingest.inputs import InputReport, ReadOptions, _glob_match
@@ -218,7 +220,7 @@ def read_source(
             # keep the lines of the selected records (and the first and last of the chunk): they
             # are parsed once, at the end; coverage reads its own few records now
             if select is not None:
-                table, edge_rids = coverage_sample(lines, n_starts, naive)
+                table, edge_rids = coverage_sample(_Lines(lines), n_starts, naive)
                 cparts.append(table)
                 if sum(c.height for c in cparts) > 50_000:  # fold the chunks' rows into one table now and then
                     cparts[:] = [edges(pl.concat(cparts, how="diagonal_relaxed"), _PROVISIONAL, _TIME_COLS)]
@@ -249,7 +251,7 @@ def read_source(
         rid_base += n_starts
         parts.append(compact(rec))
 
-    def coverage_sample(lines: pl.DataFrame, n_starts: int, naive: pl.DataFrame | None) -> tuple[pl.DataFrame, list[int]]:
+    def coverage_sample(lines, n_starts: int, naive: pl.DataFrame | None) -> tuple[pl.DataFrame, list[int]]:
         """The coverage table of one chunk (coverage.edges) without parsing every record, and the
         chunk's edges for the time span: its first and last records that carry a time. Every
         COVERAGE_EVERY-th record and the chunk's first and last are parsed; where two of them
@@ -258,17 +260,17 @@ def read_source(
         that has a time (a line of prose, a banner or a stack trace without stamps at the top of
         a log: its first record has none). So every occupied minute is seen, every gap longer
         than two buckets is bounded by its true records, and the span by the true first and last
-        stamps."""
+        stamps. ``lines``: the chunk's lines (a :class:`_Lines` or :class:`_Compiled`), of which only
+        the records' first lines are read here."""
         assert det is not None and clock is not None
-        rid, start = pl.col("rid"), pl.col("is_start")
+        rid = pl.col("rid")
         first, last = rid_base, rid_base + n_starts - 1
         picked = (rid % COVERAGE_EVERY == 0) | (rid == first) | (rid == last)
-        sample = assemble(lines.filter(start & picked), det.layout, clock, naive).select("rid", *_TIME_COLS)
+        sample = assemble(lines.heads(picked), det.layout, clock, naive).select("rid", *_TIME_COLS)
         timed = sample.filter(_PROVISIONAL.is_not_null())["rid"]
         if timed.len() and (timed.min() > first or timed.max() < last):  # the edges have no time
             lo, hi = timed.min(), timed.max()
-            beyond = start & ~picked & ((rid < lo) | (rid > hi))
-            outer = lines.filter(beyond)
+            outer = lines.heads(~picked & ((rid < lo) | (rid > hi)))
             if outer.height:
                 more = assemble(outer, det.layout, clock, naive).select("rid", *_TIME_COLS)
                 sample = pl.concat([sample, more]).sort("rid")
@@ -280,14 +282,34 @@ def read_source(
             "rid", _to=rid.shift(-1), _far=(pl.col("_b").shift(-1) - pl.col("_b")).abs() > pl.duration(seconds=COVERAGE_BUCKET_S)
         ).filter(pl.col("_far"))
         if far.height:  # parse every record inside those stretches
-            inside = lines.select("rid", "is_start").filter(start & ~picked).join_asof(far, on="rid", strategy="backward")
+            inside = lines.start_rids().filter(~picked).join_asof(far, on="rid", strategy="backward")
             inside = inside.filter(pl.col("_far").fill_null(False) & (rid < pl.col("_to")))["rid"]
             if inside.len():
-                more = assemble(lines.filter(start & rid.is_in(inside.implode())), det.layout, clock, naive)
+                more = assemble(lines.heads(rid.is_in(inside.implode())), det.layout, clock, naive)
                 sample = pl.concat([sample, more.select("rid", *_TIME_COLS)])
         if sample.height > 2_000:  # a sparse stretch: keep the earliest and latest per minute and level
             return compact(edges(sample, _PROVISIONAL, _TIME_COLS)), edge_rids
         return compact(sample.select(*_TIME_COLS, n=pl.lit(1, dtype=pl.Int64))), edge_rids
+
+    def handle_compiled(chunk: Chunk) -> None:
+        """:func:`handle` for a chunk the compiled core scanned (select and process, no reduce,
+        no time-only stamps, no envelope): only the lines of the records parsed are taken out."""
+        nonlocal rid_base
+        assert det is not None and clock is not None and chunk.rid_base == rid_base
+        n_starts = chunk.n_records
+        report.records += n_starts
+        report.lines_in_records += chunk.lines
+        view = _Compiled(chunk, lambda f: envelopes.unwrap(f, det.envelope, clock.year_hint()))
+        table, edge_rids = coverage_sample(view, n_starts, None)
+        cparts.append(table)
+        if sum(c.height for c in cparts) > 50_000:  # fold the chunks' rows into one table now and then
+            cparts[:] = [edges(pl.concat(cparts, how="diagonal_relaxed"), _PROVISIONAL, _TIME_COLS)]
+        wanted = chunk.wanted
+        keep = pl.concat([wanted, pl.Series("rid", edge_rids, dtype=pl.Int64)]).unique().sort()
+        kept = view.records(keep).with_columns(raw=pl.col("text"))  # no envelope: raw is the text (NUL padding stripped)
+        rec = assemble(kept, det.layout, clock, None).with_columns(_selected=pl.col("rid").is_in(wanted.implode()))
+        processed(rec, edge_rids)
+        rid_base += n_starts
 
     def per_line_exprs() -> dict[str, pl.Expr]:
         # one pass, so Polars runs these expressions in parallel
@@ -312,11 +334,30 @@ def read_source(
         return envelopes.unwrap(joined, det.envelope, clock.year_hint() if clock is not None else None)
 
     held: pl.DataFrame | None = None
-    behind = _OneBehind(handle)
+    behind = _OneBehind(lambda item: handle_compiled(item) if isinstance(item, Chunk) else handle(item))
     total = src.path.stat().st_size if src.path is not None and src.path.is_file() else None
-    for frame in read_lines(src, stats, opts.chunk_bytes):
+    scanner: Scanner | None = None  # the compiled core reads this input (decided on its first chunk)
+    next_line = 1
+
+    def scanned(text: bytes, last: bool = False) -> None:
+        assert scanner is not None
+        chunk, new = scanner.feed(text, last)
+        stats.lines += new
+        if chunk is not None:
+            behind.submit(chunk)
+
+    for data, tail in line_chunks(src, stats, opts.chunk_bytes):
         if opts.progress is not None:
             opts.progress(src.name, stats.bytes_read, total)
+        if scanner is not None:
+            scanned(utf8_text(data, tail, stats, scanner.is_utf8))
+            continue
+        raw, transcoded = split_chunk(data, tail, stats)
+        n = raw.len()
+        if n == 0:
+            continue
+        frame = pl.DataFrame({"line": pl.int_range(next_line, next_line + n, dtype=pl.Int64, eager=True), "raw": raw})
+        next_line += n
         if det is None:
             sample = frame["raw"].head(SAMPLE_LINES).to_list()
             det = detect(sample, layouts, opts.layout_for(src.name))
@@ -328,6 +369,11 @@ def read_source(
             report.runner_up = det.runner_up.id if det.runner_up else None
             report.runner_up_rate = det.runner_rate
             report.layout_forced = det.forced
+            scanner = _scanner(det, clock, select, reduce, process)
+            if scanner is not None:  # this chunk's bytes go to the core too (its split served the detection)
+                scanned(transcoded if transcoded is not None else (data[: len(data) - tail] if tail else data))
+                continue
+        stats.lines += n
         same_text = det.envelope.is_none and not det.envelope.ansi
         if held is not None:  # CRI partial lines that the previous chunk ended with
             frame = pl.concat([held, frame])
@@ -340,6 +386,9 @@ def read_source(
             lines = pl.concat([carry, lines], how="vertical_relaxed")
         done, carry = _split_last_record(lines)
         behind.submit(done)
+    if scanner is not None:
+        scanned(b"", last=True)  # the input's last record
+    finish_reading(stats)
     behind.wait()
     if held is not None and held.height:  # the input ends with a partial line
         assert det is not None and clock is not None
@@ -454,6 +503,57 @@ def read_source(
                 f"(the rest became continuation lines): if that is wrong, give --layout or --layout-pattern"
             )
     return recs, report
+
+
+class _Lines:
+    """A chunk's lines as a frame (the Polars path), seen as coverage_sample reads them."""
+
+    def __init__(self, lines: pl.DataFrame):
+        self.lines = lines
+
+    def start_rids(self) -> pl.DataFrame:
+        return self.lines.filter(pl.col("is_start")).select("rid")
+
+    def heads(self, cond: pl.Expr) -> pl.DataFrame:
+        return self.lines.filter(pl.col("is_start") & cond)
+
+
+class _Compiled:
+    """A chunk the compiled core scanned, seen as coverage_sample reads it; ``unwrap`` adds the
+    ``text`` and envelope columns to the lines taken out (as ``unwrapped`` does on the Polars path)."""
+
+    def __init__(self, chunk: Chunk, unwrap: Callable[[pl.DataFrame], pl.DataFrame]):
+        self.chunk = chunk
+        self.unwrap = unwrap
+
+    def start_rids(self) -> pl.DataFrame:
+        return self.chunk.start_rids()
+
+    def heads(self, cond: pl.Expr) -> pl.DataFrame:
+        return self.unwrap(self.chunk.heads(cond))
+
+    def records(self, rids: pl.Series) -> pl.DataFrame:
+        return self.unwrap(self.chunk.frame(rids))
+
+
+def _scanner(det: Detection, clock: FileClock, select, reduce, process) -> Scanner | None:
+    """The compiled core's scanner for this input, when it can read it exactly as the Polars path
+    does: the events are wanted (select and process, not every record parsed for ``reduce``), the
+    lines are read as they are (no envelope, no ANSI colours), the layout is a known one with a
+    dated stamp (time-only stamps need every record's time of day for the day's rollovers)."""
+    mod = compiled.core()
+    regexes = getattr(select, "regexes", None)
+    if mod is None or regexes is None or process is None or reduce is not None:
+        return None
+    lay = det.layout
+    if not det.envelope.is_none or det.envelope.ansi or lay.is_fallback or lay.inferred or clock.time_only:
+        return None
+    if any(c in r for r in regexes for c in "\n\r\0"):  # a literal a line cannot hold (searched over the unsplit text)
+        return None
+    start = lay.ts_regex if "(?P<ts>" in lay.start_regex else lay.start_regex
+    sc = Scanner(mod, start, infer.any_dated_stamp(), infer.HEAD_CHARS, regexes)
+    sc.is_utf8 = mod.is_utf8  # type: ignore[attr-defined]
+    return sc
 
 
 def _time_sources(recs: pl.DataFrame) -> dict[str, int]:

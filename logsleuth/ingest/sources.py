@@ -21,7 +21,7 @@ import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Callable, Iterator
 
 import polars as pl
 
@@ -677,22 +677,51 @@ def _lines_of(chunk: bytes) -> pl.Series:
     return pl.Series("raw", parts, dtype=pl.String).str.strip_suffix("\r")
 
 
-def read_lines(src: Source, stats: ReadStats, chunk_bytes: int = CHUNK_BYTES) -> Iterator[pl.DataFrame]:
-    """Frames ``{line, raw}`` of whole lines, numbered from 1 across the whole source."""
-    next_line = 1
+def line_chunks(src: Source, stats: ReadStats, chunk_bytes: int = CHUNK_BYTES) -> Iterator[tuple[bytes, int]]:
+    """``(data, tail)``: chunks of whole lines read ahead in a thread (the last ``tail`` bytes of
+    ``data`` are an unfinished line that comes again in the next chunk); not checked for UTF-8 yet."""
     for chunk, tail in prefetch(_chunks(src, stats, chunk_bytes)):
         if stats.head_crc is None:
             import zlib
 
             stats.head_crc = zlib.crc32(chunk[:65536])
-        try:
-            raw = _lines_of(chunk)
-            stats._encodings.add("utf-8")
-        except (pl.exceptions.ComputeError, UnicodeDecodeError):
-            raw = _lines_of(transcode(chunk[: len(chunk) - tail] if tail else chunk, stats))
-            tail = 0
+        yield chunk, tail
+
+
+def split_chunk(chunk: bytes, tail: int, stats: ReadStats) -> tuple[pl.Series, bytes | None]:
+    """The lines of a chunk from :func:`line_chunks` as a Series ``raw``, and the UTF-8 bytes they
+    were split from when those are not ``chunk`` itself (transcoded), else None."""
+    try:
+        raw = _lines_of(chunk)
+        stats._encodings.add("utf-8")
         if tail:
             raw = raw.head(raw.len() - 1)  # the unfinished last line comes again in the next chunk
+        return raw, None
+    except (pl.exceptions.ComputeError, UnicodeDecodeError):
+        text = transcode(chunk[: len(chunk) - tail] if tail else chunk, stats)
+        return _lines_of(text), text
+
+
+def utf8_text(chunk: bytes, tail: int, stats: ReadStats, valid: Callable[[bytes], bool]) -> bytes:
+    """The whole lines of a chunk from :func:`line_chunks` as UTF-8 bytes (transcoded as
+    :func:`split_chunk` does when ``valid`` says they are not UTF-8)."""
+    data = chunk[: len(chunk) - tail] if tail else chunk
+    if valid(chunk):  # with its tail, as split_chunk checks it
+        stats._encodings.add("utf-8")
+        return data
+    return transcode(data, stats)
+
+
+def finish_reading(stats: ReadStats) -> None:
+    long_line_note(stats)
+    stats.encoding = encoding_label(stats)
+
+
+def read_lines(src: Source, stats: ReadStats, chunk_bytes: int = CHUNK_BYTES) -> Iterator[pl.DataFrame]:
+    """Frames ``{line, raw}`` of whole lines, numbered from 1 across the whole source."""
+    next_line = 1
+    for chunk, tail in line_chunks(src, stats, chunk_bytes):
+        raw, _ = split_chunk(chunk, tail, stats)
         n = raw.len()
         if n == 0:
             continue
@@ -702,8 +731,7 @@ def read_lines(src: Source, stats: ReadStats, chunk_bytes: int = CHUNK_BYTES) ->
         next_line += n
         stats.lines += n
         yield frame
-    long_line_note(stats)
-    stats.encoding = encoding_label(stats)
+    finish_reading(stats)
 
 
 def prefetch(it: Iterator, depth: int = 2) -> Iterator:

@@ -251,9 +251,14 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
 
     match.constant_columns = tuple(EVENT_COLUMNS)  # type: ignore[attr-defined]  (literals: no copy needed)
 
+    def select() -> pl.Expr:  # the literal prefilter, as a Polars expression and as regexes for the compiled core
+        return matcher.prefilter()
+
+    select.regexes = matcher.prefilter_regexes()  # type: ignore[attr-defined]
+
     texts = TextStore()  # the events' record texts, out of the table (on disk; see ingest/texts.py)
     wrong = WrongInputWatch()
-    for i, (rep, ev) in enumerate(iter_read(paths, opts, select=matcher.prefilter, reduce=reduce, process=match, texts=texts, hold=lambda: spill.Holder(budget))):
+    for i, (rep, ev) in enumerate(iter_read(paths, opts, select=select, reduce=reduce, process=match, texts=texts, hold=lambda: spill.Holder(budget))):
         files.append(rep.name)
         reports.append(rep)
         wrong.saw(rep, ev.height)

@@ -69,6 +69,11 @@ class Matcher:
             parts.append(pl.col(column).str.contains(self._alternation_ci))
         return pl.any_horizontal(parts) if parts else pl.lit(False)
 
+    def prefilter_regexes(self) -> list[str]:
+        """The regexes of :meth:`prefilter` (a line is a candidate when one of them matches it),
+        for the compiled reading core, which searches them over a chunk's unsplit text."""
+        return list(self._alternations) + ([self._alternation_ci] if self._alternation_ci else [])
+
     def match(self, records: pl.DataFrame, text: str = "msg", complete: bool = True) -> pl.DataFrame:
         """Events of ``records`` (every pattern that matches a record gives one event). ``complete``:
         with every vocabulary field as a column (else only the fields some event here has; the

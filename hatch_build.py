@@ -1,0 +1,60 @@
+"""Build hook: compiles the reading core (``rust/``, the extension module ``logsleuth._core``) with
+cargo when the wheel is built, so ``pip install .`` on a machine with a Rust toolchain builds it.
+
+Why a hatchling hook and not maturin as the backend: maturin cannot place the top-level
+``patterns/`` and ``docs/findings/`` folders inside the package (``logsleuth/_patterns``,
+``logsleuth/_docs/findings``), which hatchling's ``force-include`` does; the crate is plain cargo,
+so ``maturin develop`` works on it too (rust/README.md).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+
+MODULE = "_core.abi3.so"
+
+
+def _cargo() -> str:
+    found = shutil.which("cargo")
+    if found:
+        return found
+    home = Path(os.environ.get("CARGO_HOME", Path.home() / ".cargo"))
+    candidate = home / "bin" / "cargo"
+    if candidate.is_file():
+        return str(candidate)
+    raise RuntimeError(
+        "logsleuth: building the reading core needs a Rust toolchain (cargo and rustc; built here with 1.95): "
+        "install it from https://rustup.rs (or LOGSLEUTH_BUILD_CORE=0 to install without it) and run pip again"
+    )
+
+
+class CoreBuildHook(BuildHookInterface):
+    PLUGIN_NAME = "custom"
+
+    def initialize(self, version: str, build_data: dict) -> None:
+        if self.target_name != "wheel":
+            return
+        if os.environ.get("LOGSLEUTH_BUILD_CORE", "").lower() in ("0", "off", "no"):
+            # a machine without Rust: logsleuth reads with Polars alone (slower; docs/architecture.md)
+            print("logsleuth: LOGSLEUTH_BUILD_CORE=0: the reading core is not built", file=sys.stderr)
+            return
+        root = Path(self.root)
+        env = dict(os.environ, PYO3_PYTHON=sys.executable)
+        cmd = [_cargo(), "build", "--release", "--locked", "--manifest-path", str(root / "Cargo.toml")]
+        target = Path(env.get("CARGO_TARGET_DIR") or root / "target")
+        env["CARGO_TARGET_DIR"] = str(target)
+        print("logsleuth: building the reading core:", " ".join(cmd), file=sys.stderr, flush=True)
+        subprocess.run(cmd, check=True, env=env, cwd=root)
+        built = target / "release" / ("lib_core.dylib" if sys.platform == "darwin" else "lib_core.so")
+        if version == "editable":  # the package is imported from the source tree: the module goes there
+            shutil.copyfile(built, root / "logsleuth" / MODULE)
+        else:
+            build_data["force_include"][str(built)] = f"logsleuth/{MODULE}"
+        build_data["pure_python"] = False
+        build_data["infer_tag"] = True

@@ -1,0 +1,125 @@
+"""The compiled reading core's Python surface (``logsleuth._core``, built from ``rust/``).
+
+With ``LOGSLEUTH_CORE=on``, for an input whose lines are read as they are (no envelope, no ANSI
+colours) with a layout that has a dated stamp, the core reads each chunk's bytes once: it finds
+the records, the lines that hold one of the packs' literals, and hands over only the lines of the
+records the reader asks for (the candidates, the coverage sample, the edges) — the other lines
+never become a Polars column. Everything else (layout detection, the parse of the records, times,
+matching) is the same Python as on the Polars path, so the records and events are the same
+(tests/test_compiled_core.py compares both, byte for byte, on every sample).
+
+Not the default yet: measured on the benchmark logs it costs the same CPU as the Polars path it
+replaces (its literal search runs at rg's speed, the same regex engine as Polars'; what remains is
+per-chunk Python and Polars work both paths share) and up to 60 MB more peak memory on a dense log
+(the C allocator's heap, grown by the chunk-sized byte strings). docs/architecture.md says what
+comes next.
+"""
+
+from __future__ import annotations
+
+import os
+from types import ModuleType
+
+import numpy as np
+import polars as pl
+
+_missing = object()
+_module: object = _missing
+
+
+def core() -> ModuleType | None:
+    """The extension module when ``LOGSLEUTH_CORE=on`` asks for it and it is built, else None
+    (the Polars path reads)."""
+    if os.environ.get("LOGSLEUTH_CORE", "").lower() not in ("on", "1", "yes", "true"):
+        return None
+    return module()
+
+
+def module() -> ModuleType | None:
+    """The extension module, or None when it is not built (a source checkout run without ``pip
+    install``, or an install with LOGSLEUTH_BUILD_CORE=0)."""
+    global _module
+    if _module is _missing:
+        try:
+            from logsleuth import _core  # type: ignore[attr-defined]
+
+            _module = _core
+        except ImportError:
+            _module = None
+    return _module  # type: ignore[return-value]
+
+
+def _u64(buf: bytes) -> np.ndarray:
+    return np.frombuffer(buf, dtype="<u8")
+
+
+class Chunk:
+    """One scanned buffer of whole records: its records are numbered ``rid_base`` on, its lines
+    ``line_base`` on; lines are taken out by record (``heads``, ``records``)."""
+
+    def __init__(self, mod: ModuleType, buf: bytes, line_base: int, rid_base: int, line_starts: bytes,
+                 record_lines: bytes, wanted: bytes, lines: int):
+        self._mod = mod
+        self.buf = buf
+        self.line_base = line_base
+        self.rid_base = rid_base
+        self.line_starts = line_starts
+        self.record_lines = record_lines
+        self.lines = lines
+        self.n_records = len(record_lines) // 8
+        self.wanted = pl.Series("rid", _u64(wanted).astype(np.int64) + rid_base)
+
+    def start_rids(self) -> pl.DataFrame:
+        """``{rid}`` of every record (what ``lines.filter(is_start).select("rid")`` is on the Polars path)."""
+        return pl.DataFrame({"rid": pl.int_range(self.rid_base, self.rid_base + self.n_records, dtype=pl.Int64, eager=True)})
+
+    def heads(self, cond: pl.Expr) -> pl.DataFrame:
+        """The first lines of the records ``cond`` (on ``rid``) picks, as lines ``{line, raw, rid, is_start}``."""
+        rids = self.start_rids().filter(cond)["rid"]
+        return self.frame(rids, heads_only=True)
+
+    def frame(self, rids: pl.Series, heads_only: bool = False) -> pl.DataFrame:
+        """The lines of the records ``rids`` (ascending), or only their first lines."""
+        local = (rids.to_numpy().astype(np.int64) - self.rid_base).astype("<u8")
+        joined, idx, rec, first = self._mod.lines_of(self.buf, self.line_starts, self.record_lines, local.tobytes(), heads_only)
+        raw = pl.read_lines(joined, name="raw").to_series() if joined else pl.Series("raw", [], dtype=pl.String)
+        n = raw.len()
+        if n != len(idx) // 8:  # the core splits lines as read_lines does; anything else is a bug
+            raise RuntimeError(f"logsleuth core: {len(idx) // 8} lines taken out, Polars split {n}")
+        return pl.DataFrame({
+            "line": pl.Series(_u64(idx).astype(np.int64) + self.line_base),
+            "raw": raw,
+            "rid": pl.Series(_u64(rec).astype(np.int64) + self.rid_base),
+            "is_start": pl.Series(np.frombuffer(first, dtype=np.uint8).astype(bool)),
+        })
+
+
+class Scanner:
+    """Chunks in, :class:`Chunk` of whole records out; the unfinished last record of each chunk is
+    carried into the next (its bytes prepended, its lines numbered again)."""
+
+    def __init__(self, mod: ModuleType, start_regex: str, stamp_regex: str | None, head_chars: int, select_regexes: list[str]):
+        self._mod = mod
+        self.args = (start_regex, stamp_regex, head_chars, list(select_regexes))
+        self.carry = b""
+        self.carry_lines = 0
+        self.next_line = 1
+        self.next_rid = 0
+
+    def feed(self, text: bytes, last: bool = False) -> tuple[Chunk | None, int]:
+        """(the chunk's whole records, or None; lines new in this call, for the read's line count)."""
+        buf = self.carry + text if self.carry else text
+        if not buf:
+            return None, 0
+        start, stamp, head_chars, select = self.args
+        done, total, ls, rl, wanted = self._mod.scan(buf, self.next_line == 1, start, stamp, head_chars, select, last)
+        new = total - self.carry_lines
+        chunk = None
+        if done:
+            chunk = Chunk(self._mod, buf, self.next_line, self.next_rid, ls, rl, wanted, done)
+            self.next_rid += chunk.n_records
+        cut = int(_u64(ls)[-1])
+        self.carry = buf[cut:] if cut < len(buf) else b""
+        self.carry_lines = total - done
+        self.next_line += done
+        return chunk, new

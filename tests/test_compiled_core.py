@@ -1,0 +1,159 @@
+"""The compiled reading core (rust/, logsleuth._core; docs/architecture.md "Reading core"), read
+with LOGSLEUTH_CORE=on (not the default yet).
+
+It must be built by the project's install (pip install . runs cargo), and what it reads must be
+what the Polars path reads: the same outputs byte for byte on every sample, every zoo shape and
+every golden case, across chunk seams; and, below the CLI, the same lines, record starts and
+candidate lines as the Polars expressions on arbitrary text."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import struct
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import zoo
+from conftest import ROOT, SAMPLES, run, run_process
+from logsleuth.ingest import compiled
+
+ON = {"LOGSLEUTH_CORE": "on"}
+
+
+def test_the_install_built_the_core():
+    """CI installs with pip from a clean clone: the extension must be there and be used."""
+    mod = compiled.module()
+    assert mod is not None, "logsleuth._core is missing: pip install . must build it (hatch_build.py, needs cargo)"
+    assert mod.VERSION
+
+
+def test_the_core_reads_when_asked_and_only_then(monkeypatch):
+    """Without this, the comparisons below would pass with the core never used."""
+    fed: list[int] = []
+    feed = compiled.Scanner.feed
+    monkeypatch.setattr(compiled.Scanner, "feed", lambda self, text, last=False: (fed.append(len(text)), feed(self, text, last))[1])
+    r = run("events", "--tz", "UTC", "-f", "ndjson", SAMPLES / "pulsar-incident", env=ON)
+    assert r.code == 0 and sum(fed) > 1_000_000, fed  # the broker logs and the Java clients' logs
+    fed.clear()
+    r = run("events", "--tz", "UTC", "-f", "ndjson", SAMPLES / "pulsar-incident")
+    assert r.code == 0 and fed == []
+
+
+def _same(args: list, env_extra: dict | None = None, process: bool = False) -> None:
+    on = run(*args, env={**ON, **(env_extra or {})}, process=process)
+    off = run(*args, env=env_extra, process=process)
+    assert on.code == off.code, (on, off)
+    assert on.out == off.out, f"stdout differs for {args}"
+    assert on.err == off.err, f"stderr differs for {args}: {on.err!r} vs {off.err!r}"
+
+
+SAMPLE_DIRS = sorted(p for p in SAMPLES.iterdir() if p.is_dir() and p.name != "generators")
+
+
+@pytest.mark.parametrize("sample", SAMPLE_DIRS, ids=lambda p: p.name)
+def test_every_sample_analyzes_the_same(sample):
+    _same(["analyze", "--tz", "UTC", "-f", "json", sample])
+
+
+def test_every_sample_event_reads_the_same():
+    _same(["events", "--tz", "UTC", "-f", "ndjson", *SAMPLE_DIRS])
+
+
+def test_chunk_seams_read_the_same():
+    """Small chunks: records cut by chunk ends, carried into the next (a separate process each:
+    the chunk size is read once)."""
+    _same(["events", "--tz", "UTC", "-f", "ndjson", SAMPLES / "kafka-outage", SAMPLES / "sarama-cluster"], {"LOGSLEUTH_CHUNK_BYTES": "30000"}, process=True)
+    _same(["analyze", "--tz", "UTC", "-f", "json", SAMPLES / "pulsar-incident"], {"LOGSLEUTH_CHUNK_BYTES": "9000"}, process=True)
+
+
+def test_every_zoo_layout_reads_the_same(tmp_path):
+    """The zoo's shapes without a wrapper: the ones the core reads (the others go through Polars
+    alone: an envelope is peeled before the layout is read)."""
+    picked = {"pulsar": ("level-first", "pipes", "brackets", "offset-iso", "log4j-iso-no-traces"),
+              "kafka": ("log4j-iso", "dotted-date", "kafka-style"), "sarama": ("go-std", "logrus", "klog", "zap-console")}
+    shapes = [(inc, sh) for inc in zoo.INCIDENTS for sh in zoo.shapes(inc) if not sh.wrappers and sh.name in picked[inc]]
+    assert len(shapes) == sum(len(v) for v in picked.values())
+    for inc, sh in shapes:
+        zoo.write(inc, sh, tmp_path / inc / sh.name)
+    _same(["events", "--tz", "UTC", "-f", "ndjson", tmp_path])
+
+
+def test_every_golden_case_reads_the_same():
+    cases = sorted(p for p in (ROOT / "tests" / "golden").rglob("*") if p.is_file() and p.suffix in (".log", ".gz", ".txt") and "expected" not in p.name)
+    assert cases
+    _same(["events", "--tz", "UTC", "-f", "ndjson", *cases])
+
+
+def test_odd_bytes_read_the_same(tmp_path):
+    """CRLF, NUL padding, a stray Latin-1 byte (transcoded), a BOM, no final newline, prose on top."""
+    src = (SAMPLES / "pulsar-incident" / "pulsar-broker-1.2020-06-01.log").read_bytes()
+    lines = src.split(b"\n")
+    (tmp_path / "crlf.log").write_bytes(b"\r\n".join(lines))
+    (tmp_path / "nul.log").write_bytes(b"\n".join(lines[:40]) + b"\n\x00\x00\x00" + b"\n".join(lines[40:]))
+    (tmp_path / "latin1.log").write_bytes(b"\n".join(lines[:30]) + b"\nproducer-\xe9] odd\n" + b"\n".join(lines[30:]))
+    (tmp_path / "bom.log").write_bytes(b"\xef\xbb\xbf" + src.rstrip(b"\n"))
+    (tmp_path / "prose.log").write_bytes(b"Pasted from the broker:\n\nsee below\n" + src)
+    for f in sorted(tmp_path.iterdir()):
+        _same(["events", "--tz", "UTC", "-f", "ndjson", f])
+    _same(["analyze", "--tz", "UTC", "-f", "json", tmp_path], {"LOGSLEUTH_CHUNK_BYTES": "20000"}, process=True)
+
+
+# ---------------------------------------------------------------- below the CLI: the core itself
+
+START = r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}"
+STAMP = r"^(?:[^\n]*?[^0-9A-Za-z\n])??(?P<_s0>\d{2}:\d{2}:\d{2})(?:[^0-9]|$)"
+SELECT = [r"lit|Zap|ε", r"(?i)producer|ſtop"]  # (?i): Unicode case folding (ſ is s), as in Polars
+ALPHABET = st.sampled_from(["2024-01-02 10:11", "12:13:14 ", "lit", "zap", "ZAP", "Producer", "stop", "STOP", "ε", "é", "\r", "\n", "\n", "\x00", " ", "x", "ſ"])
+
+
+def _u64(b: bytes) -> list[int]:
+    return list(struct.unpack(f"<{len(b) // 8}Q", b))
+
+
+def _polars_reading(buf: bytes, head_chars: int) -> tuple[list[str], list[bool], list[bool]]:
+    """Lines, record starts and candidate lines as the Polars path computes them."""
+    raw = pl.read_lines(buf, name="raw").to_series() if buf else pl.Series("raw", [], dtype=pl.String)
+    df = pl.DataFrame({"raw": raw}).with_columns(text=pl.col("raw").str.strip_chars_start("\x00"))
+    df = df.with_row_index("i").with_columns(
+        is_start=pl.col("text").str.contains(START) | (pl.col("i") == 0) | pl.col("text").str.slice(0, head_chars).str.contains(STAMP),
+        sel=pl.any_horizontal([pl.col("text").str.contains(r) for r in SELECT]),
+    )
+    return df["raw"].to_list(), df["is_start"].to_list(), df["sel"].to_list()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(ALPHABET, max_size=40), st.integers(min_value=0, max_value=12))
+def test_the_core_splits_and_flags_lines_as_polars_does(parts, head_chars):
+    mod = compiled.module()
+    if mod is None:
+        pytest.skip("the core is not built (test_the_install_built_the_core says so)")
+    buf = "".join(parts).encode("utf-8")
+    lines, starts, sel = _polars_reading(buf, head_chars)
+    done, total, ls, rl, wanted = mod.scan(buf, True, START, STAMP, head_chars, SELECT, True)
+    assert done == total == len(lines)
+    recs = _u64(rl)
+    assert recs == [i for i, s in enumerate(starts) if s]
+    bounds = recs + [len(lines)]
+    assert _u64(wanted) == [r for r in range(len(recs)) if any(sel[bounds[r]:bounds[r + 1]])]
+    # every record's lines taken out again are the lines Polars split
+    joined, idx, rec, first = mod.lines_of(buf, ls, rl, struct.pack(f"<{len(recs)}Q", *range(len(recs))), False)
+    back = pl.read_lines(joined, name="raw").to_series().to_list() if joined else []
+    assert back == lines and _u64(idx) == list(range(len(lines)))
+    # not the input's end: the last record is left for the next chunk
+    if recs:
+        done2, _, ls2, _, _ = mod.scan(buf, True, START, STAMP, head_chars, SELECT, False)
+        assert done2 == recs[-1] and _u64(ls2)[-1] == (_u64(ls)[recs[-1]] if recs[-1] < len(lines) else len(buf))
+
+
+def test_the_core_says_when_bytes_are_not_utf8():
+    mod = compiled.module()
+    if mod is None:
+        pytest.skip("the core is not built")
+    assert mod.is_utf8(b"ok \xc3\xa9") and not mod.is_utf8(b"bad \xe9]")
+    with pytest.raises(ValueError):
+        mod.scan(b"bad \xe9]\n", True, START, None, 0, SELECT, True)
