@@ -708,3 +708,54 @@ def test_a_directory_tree_thousands_deep_is_walked(tmp_path):
         while cur != tmp_path:
             cur.rmdir()
             cur = cur.parent
+
+
+def test_a_glob_says_which_directories_it_could_not_reach(tmp_path):
+    """A directory past PATH_MAX (4096 bytes on Linux) cannot be entered by its path: the glob says
+    so on stderr instead of losing its files in silence, and reads the rest."""
+    (tmp_path / "near.log").write_text(TEXT)
+    fd = os.open(tmp_path, os.O_RDONLY)
+    for _ in range(18):  # 18 names of 250 bytes: past 4,096 bytes (made relative to the one above)
+        os.mkdir("d" * 250, dir_fd=fd)
+        down = os.open("d" * 250, os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = down
+    with os.fdopen(os.open("far.log", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "w") as f:
+        f.write(TEXT)
+    os.close(fd)
+    r = run_process("inspect", "--format", "json", f"{tmp_path}/**/*.log")
+    assert r.code == 0, r
+    assert "cannot read directory (file name too long), skipped" in r.err
+    assert [p["path"].rsplit("/", 1)[-1] for p in r.json()["inputs"]] == ["near.log"]
+    (tmp_path / "near.log").unlink()
+    r = run_process("inspect", f"{tmp_path}/**/*.log")
+    assert r.code == 2 and "no files match among the directories that could be read (1 could not" in r.err, r
+
+
+@pytest.mark.parametrize("setting", ["TMPDIR", "LOGSLEUTH_SPILL_DIR"])
+def test_a_temporary_directory_named_in_another_encoding_is_refused_clearly(tmp_path, setting):
+    """Polars' writers take paths as UTF-8 text: a TMPDIR named in Latin-1 was an internal TypeError."""
+    odd = os.fsdecode(os.fsencode(str(tmp_path)) + b"/sp\xff")
+    os.mkdir(odd)
+    r = run_process("analyze", "--memory-budget", "1", "-f", "oneline", SAMPLES / "pulsar-incident", env={setting: odd})
+    assert r.code == 2 and "internal error" not in r.err, r
+    assert f"({setting}) has a name that is not UTF-8" in r.err and f"set {setting} to a directory whose path is UTF-8" in r.err
+    assert r.err.count("\n") == 1 and os.listdir(odd) == []
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "html"])
+def test_a_report_of_thousands_of_stuck_producers_lists_some_and_counts_the_rest(tmp_path, fmt):
+    """The Markdown and HTML reports listed every name, evidence line and subject: 28 MB for 20,000
+    stuck producers. They show the first ones and say how many more are in the JSON output."""
+    p = write(tmp_path / "stuck.log", stuck_producers(2_000))
+    out = tmp_path / f"report.{'md' if fmt == 'markdown' else 'html'}"
+    r = run_process("report", p, "-o", out, timeout=300)
+    assert r.code == 0, r
+    text = out.read_text()
+    assert len(text) < 400_000, len(text)
+    assert "Evidence lines shown: 200 of 6,000, and 5,800 more (every one in the JSON output:" in text
+    assert text.count("and 1,500 more (every one in the JSON output:") == 2  # the subjects' table and every field
+    assert "and 1,950 more (every one in the JSON output:" in text  # the clients the incident hit
+    doc = run_process("analyze", p, "--format", "json", timeout=300).json()
+    (f,) = [f for f in doc["findings"] if f["id"] == "pulsar.dangling-producer-future"]
+    assert len(f["subjects"]) == 2_000 and len(f["evidence"]) == 6_000

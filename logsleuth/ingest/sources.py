@@ -176,10 +176,13 @@ def _expand_one(given: str, add) -> None:
             raise LogsleuthError(f"{given}: broken symbolic link (or a loop of links)")
         add(Source(given, p))
     elif _GLOB_CHARS & set(given):
-        matches = safe_glob(given)
+        unread: list[str] = []
+        matches = safe_glob(given, unread)
         files = [Path(m) for m in matches if _is_regular(Path(m))]
         for d in (Path(m) for m in matches if _is_dir(Path(m))):
             files.extend(_walk(d))
+        if not files and unread:
+            raise LogsleuthError(f"{given}: no files match among the directories that could be read ({len(unread)} could not: see the warnings above)")
         if not files:
             raise LogsleuthError(f"{given}: no files match")
         for f in files:
@@ -213,12 +216,13 @@ def _warn(text: str) -> None:
     print(f"logsleuth: warning: {visible(text)}", file=sys.stderr)
 
 
-def safe_glob(pattern: str) -> list[str]:
+def safe_glob(pattern: str, unread: list[str] | None = None) -> list[str]:
     """``glob.glob(pattern, recursive=True)`` without its two traps: ``**`` following a symbolic
     link that points back up (it recurses until the path is too long: minutes) and a directory on the
     way that cannot be read (an error). Each directory is entered once (by device and inode), an
     unreadable one is skipped with a warning; names starting with '.' match only a pattern that
-    starts with '.', like glob's."""
+    starts with '.', like glob's. A directory that cannot be entered (no permission, a path past
+    PATH_MAX) is said on stderr and added to ``unread``: never a file lost in silence."""
     import fnmatch
 
     absolute = pattern.startswith(os.sep)
@@ -232,10 +236,16 @@ def safe_glob(pattern: str) -> list[str]:
             with os.scandir(d or ".") as it:
                 return sorted(it, key=lambda e: e.name)
         except OSError as e:
-            if d not in warned and not isinstance(e, (FileNotFoundError, NotADirectoryError)):
-                warned.add(d)
-                _warn(f"{d or '.'}: cannot read directory ({(e.strerror or str(e)).lower()}), skipped")
+            if not isinstance(e, (FileNotFoundError, NotADirectoryError)):
+                skipped(d, e)
             return []
+
+    def skipped(d: str, e: OSError) -> None:
+        if d not in warned:
+            warned.add(d)
+            if unread is not None:
+                unread.append(d)
+            _warn(f"{d or '.'}: cannot read directory ({(e.strerror or str(e)).lower()}), skipped")
 
     def is_dir(e: os.DirEntry) -> bool:
         try:
@@ -252,8 +262,15 @@ def safe_glob(pattern: str) -> list[str]:
         stack = [d]
         while stack:
             cur = stack.pop()
-            st = _stat(Path(cur or "."))
-            if st is None or (st.st_dev, st.st_ino) in visited:
+            try:
+                st = os.stat(cur or ".")
+            except OSError as e:  # gone since it was listed, or its path is past PATH_MAX
+                if not isinstance(e, FileNotFoundError):
+                    skipped(cur, e)
+                continue
+            except ValueError:
+                continue
+            if (st.st_dev, st.st_ino) in visited:
                 continue
             visited.add((st.st_dev, st.st_ino))
             yield cur

@@ -50,12 +50,28 @@ def _on_tmpfs(path: str) -> bool:
         return False
 
 
+def utf8_dir(where: str, setting: str) -> str:
+    """``where`` when its name is UTF-8; else the designed error: Polars' Arrow and Parquet writers
+    take a path as UTF-8 text, so a directory named in another encoding cannot hold their files."""
+    try:
+        os.fsencode(where).decode("utf-8")
+    except UnicodeDecodeError:
+        from logsleuth.errors import RunError
+        from logsleuth.safe import visible
+
+        raise RunError(
+            f"the temporary directory '{visible(where)}' ({setting}) has a name that is not UTF-8, where the "
+            f"Arrow/Parquet writer cannot put its files: set {setting} to a directory whose path is UTF-8"
+        ) from None
+    return where
+
+
 def base_dir() -> str:
     """Where the texts go: ``$TMPDIR`` when it is set; else the system's temporary directory,
     unless that is RAM-backed (/tmp is tmpfs on many distributions, where the texts would take
     memory again) and /var/tmp, which is on disk by convention, is usable."""
     if os.environ.get("TMPDIR"):
-        return tempfile.gettempdir()
+        return utf8_dir(tempfile.gettempdir(), "TMPDIR")
     tmp = tempfile.gettempdir()
     if _on_tmpfs(tmp) and os.path.isdir("/var/tmp") and os.access("/var/tmp", os.W_OK | os.X_OK) and not _on_tmpfs("/var/tmp"):
         return "/var/tmp"

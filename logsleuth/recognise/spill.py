@@ -52,9 +52,10 @@ class Spill:
     """A temporary directory of Parquet parts (removed at exit)."""
 
     def __init__(self) -> None:
-        from logsleuth.ingest.texts import sweep
+        from logsleuth.ingest.texts import sweep, utf8_dir
 
         base = os.environ.get("LOGSLEUTH_SPILL_DIR") or None
+        utf8_dir(base or tempfile.gettempdir(), "LOGSLEUTH_SPILL_DIR" if base else "TMPDIR")
         sweep(base)  # what killed runs left (the process id in the name says whose)
         try:
             self.dir = Path(tempfile.mkdtemp(prefix=f"logsleuth-events-{os.getpid()}-", dir=base))

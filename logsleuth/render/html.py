@@ -14,7 +14,7 @@ from logsleuth.detectors.finding import Finding
 from logsleuth.render import clock, provenance, svg
 from logsleuth.render import subjects as subj
 from logsleuth.render.report import _cell, _t, closing, headline, input_rows, notes
-from logsleuth.render.words import confidence_text
+from logsleuth.render.words import REPORT_EVIDENCE_MAX, REPORT_NAMES_MAX, REPORT_SUBJECTS_MAX, confidence_text, shown
 from logsleuth.safe import EVIDENCE_CHARS, one_line, visible
 
 CSS = """
@@ -95,7 +95,7 @@ def _summary(a: Analysis) -> list[str]:
                 f'<li class="incident"><p><span class="sev {e(w.severity)}">{e(w.severity.upper())}</span> <b>{e(w.headline)}</b> '
                 f'<span class="meta">· {e(confidence_text(w.confidence))}</span></p>'
                 + (f'<p class="meta">{e(w.window)}</p>' if w.window else "")
-                + (f"<p><b>Hit:</b> {e(', '.join(w.hit))}</p>" if w.hit else "")
+                + (f"<p><b>Hit:</b> {_listed(list(w.hit))}</p>" if w.hit else "")
                 + (f"<p><b>Now:</b> {e(w.now)}</p>" if w.now else "")
                 + f'<ol class="members">{nested}</ol></li>'
             )
@@ -129,11 +129,14 @@ def _finding(i: int, f: Finding) -> list[str]:
     if f.remediation:
         out.append("<p><b>What to do</b></p><ol>" + "".join(f"<li>{e(r)}</li>" for r in f.remediation) + "</ol>")
     if f.evidence:
+        evidence, more = shown(list(f.evidence), REPORT_EVIDENCE_MAX)
         lines = "\n".join(
             f'<span class="loc">{e(x.path)}:{x.line}:</span>' + (f" <i>{e(x.note)}</i>" if x.note else "") + "\n" + e(one_line(x.text, EVIDENCE_CHARS))
-            for x in f.evidence
+            for x in evidence
         )
         out.append(f"<p><b>Evidence</b></p><pre>{lines}</pre>")
+        if more:
+            out.append(f'<p class="note">Evidence lines shown: {len(evidence):,} of {len(f.evidence):,}, {_more(more)}.</p>')
     if f.subjects:
         out += _subjects(f)
     if f.confidence_reasons:
@@ -164,13 +167,26 @@ def _subjects(f: Finding) -> list[str]:
         out.append('<p class="note">All: ' + " · ".join(f"{e(h)} {e(v)}" for h, v in t.shared) + "</p>")
     if t.columns:
         head = "".join(f"<th>{e(c)}</th>" for c in t.columns)
-        body = "".join("<tr>" + "".join(f"<td>{e(v)}</td>" for v in row) + "</tr>" for row in t.rows)
-        out.append(f"<table><tr>{head}</tr>{body}</table>")
+        rows, more = shown(list(t.rows), REPORT_SUBJECTS_MAX)
+        body = "".join("<tr>" + "".join(f"<td>{e(v)}</td>" for v in row) + "</tr>" for row in rows)
+        out.append(f"<table><tr>{head}</tr>{body}</table>" + (f'<p class="note">{_more(more)}</p>' if more else ""))
     keys = subj.all_columns(f)
     head = "".join(f"<th>{e(k)}</th>" for k in keys)
-    body = "".join("<tr>" + "".join(f"<td>{e(_cell(s.get(k)))}</td>" for k in keys) + "</tr>" for s in f.subjects)
-    out.append(f"<details><summary>Every field of the subjects</summary><table><tr>{head}</tr>{body}</table></details>")
+    rows, more = shown(list(f.subjects), REPORT_SUBJECTS_MAX)
+    body = "".join("<tr>" + "".join(f"<td>{e(_cell(s.get(k)))}</td>" for k in keys) + "</tr>" for s in rows)
+    tail = f'<p class="note">{_more(more)}</p>' if more else ""
+    out.append(f"<details><summary>Every field of the subjects</summary><table><tr>{head}</tr>{body}</table>{tail}</details>")
     return out
+
+
+def _more(sentence: str) -> str:
+    """words.shown's sentence, its command as code."""
+    return e(sentence).replace("--format json", "<code>--format json</code>")
+
+
+def _listed(names: list[str]) -> str:
+    names_shown, more = shown(names, REPORT_NAMES_MAX)
+    return e(", ".join(names_shown)) + (f" {_more(more)}" if more else "")
 
 
 def _changes(a: Analysis) -> list[str]:

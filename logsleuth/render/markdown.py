@@ -15,7 +15,7 @@ from logsleuth.render import clock, provenance
 from logsleuth.render import subjects as subj
 from logsleuth.render.report import _cell, _t, closing, headline, input_rows, notes
 from logsleuth.render.facts import incident_words
-from logsleuth.render.words import confidence_text
+from logsleuth.render.words import REPORT_EVIDENCE_MAX, REPORT_NAMES_MAX, REPORT_SUBJECTS_MAX, confidence_text, shown
 from logsleuth.safe import EVIDENCE_CHARS, one_line, visible
 
 # $: GitHub renders $...$ as math; '_' only where it could open or close emphasis (not inside a word)
@@ -73,7 +73,8 @@ def document(a: Analysis, title: str = "Incident analysis", image: str | None = 
             w = incident_words(a, inc)
             out.append(f"{n}. **{md(w.severity.upper())}** {md(w.headline)} · {md(confidence_text(w.confidence))}" + (f"  \n   {md(w.window)}" if w.window else ""))
             if w.hit:
-                out.append(f"   - **Hit**: {md(', '.join(w.hit))}")
+                hit, more = shown(list(w.hit), REPORT_NAMES_MAX)
+                out.append(f"   - **Hit**: {md(', '.join(hit))}" + (f" {md(more)}" if more else ""))
             if w.now:
                 out.append(f"   - **Now**: {md(w.now)}")
             for k in inc.members:
@@ -151,11 +152,14 @@ def finding(i: int, f: Finding) -> list[str]:
         out.append("**Evidence**")
         out.append("")
         lines = []
-        for e in f.evidence:
+        evidence, more = shown(list(f.evidence), REPORT_EVIDENCE_MAX)
+        for e in evidence:
             lines.append(f"{e.path}:{e.line}:" + (f"  [{e.note}]" if e.note else ""))
             lines.append("    " + one_line(e.text, EVIDENCE_CHARS))
         out.append(fence(lines))
         out.append("")
+        if more:
+            out += [f"Evidence lines shown: {len(evidence):,} of {len(f.evidence):,}, {md(more)}.", ""]
     if f.subjects:
         out += subjects(f)
     if f.confidence_reasons:
@@ -195,12 +199,18 @@ def subjects(f: Finding) -> list[str]:
     if t.columns:
         out.append("| " + " | ".join(md(c) for c in t.columns) + " |")
         out.append("|" + "---|" * len(t.columns))
-        for row in t.rows:
+        rows, more = shown(list(t.rows), REPORT_SUBJECTS_MAX)
+        for row in rows:
             out.append("| " + " | ".join(md(v) for v in row) + " |")
         out.append("")
+        if more:
+            out += [md(more), ""]
     keys = subj.all_columns(f)
     out += ["<details><summary>Every field of the subjects</summary>", ""]
-    for n, s in enumerate(f.subjects, 1):
+    rows, more = shown(list(f.subjects), REPORT_SUBJECTS_MAX)
+    for n, s in enumerate(rows, 1):
         out.append(f"{n}\\. " + ", ".join(f"{md(k)}: {md(_cell(s.get(k))) if s.get(k) is not None else '—'}" for k in keys) + "  ")
+    if more:
+        out.append(md(more))
     out += ["", "</details>", ""]
     return out

@@ -13,6 +13,21 @@ CONFIDENCE_WORDS = [(0.95, "near certain"), (0.85, "very likely"), (0.7, "likely
 LOW_CONFIDENCE = 0.7  # below: the verdict says so, visibly
 
 
+# how much of a long list a Markdown/HTML report shows (a reconnect storm can make 20,000 stuck
+# producers: their names, evidence lines and fields would be a report of tens of MB); the JSON
+# output always has every one, and the report says how many are left out and where they are
+REPORT_NAMES_MAX = 50  # names in one line (the clients an incident hit)
+REPORT_EVIDENCE_MAX = 200  # evidence lines of one finding
+REPORT_SUBJECTS_MAX = 500  # rows of "every field of the subjects"
+
+
+def shown(items: list, limit: int) -> tuple[list, str]:
+    """(the first ``limit`` items, and a sentence saying how many more there are and where, or '')."""
+    if len(items) <= limit:
+        return items, ""
+    return items[:limit], f"and {len(items) - limit:,} more (every one in the JSON output: --format json)"
+
+
 def confidence_word(c: float) -> str:
     return next(w for lo, w in CONFIDENCE_WORDS if c >= lo)
 
