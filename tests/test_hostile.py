@@ -23,7 +23,7 @@ from conftest import ROOT, SAMPLES, run_on_pty
 from hostile_gen import many_topics, stuck_producers
 from test_robustness import INFO, PRESENT, TEXT, _unprivileged, assert_one_line_error, write
 from test_robustness import run as run_process  # a real process, with a timeout
-from test_scale import _LAUNCH
+from test_scale import _LAUNCH, cpu_seconds
 
 UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]")
 
@@ -39,7 +39,7 @@ def peak_rss(*args: str, env: dict | None = None, timeout: float = 120) -> tuple
     e.update(env or {})
     r = subprocess.run([sys.executable, "-c", _LAUNCH, sys.executable, "-m", "logsleuth", *args],
                        capture_output=True, env=e, text=True, timeout=timeout, cwd=ROOT)
-    code, kb = (int(x) for x in r.stdout.split())
+    code, kb = (int(x) for x in r.stdout.split()[:2])
     return code, kb / 1024, r.stderr
 
 
@@ -471,10 +471,8 @@ def test_a_globstar_into_a_symlink_loop_ends(tmp_path):
     (d / "up").symlink_to("../../..")
     (tmp_path / "a" / "loop").symlink_to("..")
     write(d / "x.log", TEXT)
-    t = time.monotonic()
-    r = run_process("inspect", "--format", "json", str(tmp_path / "**" / "*.log"), timeout=60)
+    r = run_process("inspect", "--format", "json", str(tmp_path / "**" / "*.log"), timeout=60)  # (minutes before)
     assert r.code == 0, r
-    assert time.monotonic() - t < 30
     assert [Path(i["path"]).name for i in r.json()["inputs"]] == ["x.log"]
 
 
@@ -493,20 +491,16 @@ def test_a_fifo_in_a_pack_directory_is_refused(tmp_path):
 
 def test_many_distinct_topics_stay_cheap(tmp_path):
     p = write(tmp_path / "topics.log", many_topics(100_000, 500))
-    t = time.monotonic()
-    code, rss, err = peak_rss("analyze", str(p), "--format", "json", timeout=300)
-    took = time.monotonic() - t
+    code, rss, cpu, err = cpu_seconds("analyze", str(p), "--format", "json")
     assert code == 0, err
-    assert rss < 1200 and took < 60, (rss, took)
+    assert rss < 1200 and cpu < 40, (rss, cpu)  # 3 CPU-s here
 
 
 def test_twenty_thousand_stuck_producers_in_seconds(tmp_path):
     p = write(tmp_path / "stuck.log", stuck_producers(20_000))
-    t = time.monotonic()
-    code, rss, err = peak_rss("analyze", str(p), timeout=300)
-    took = time.monotonic() - t
+    code, rss, cpu, err = cpu_seconds("analyze", str(p))
     assert code == 0, err
-    assert rss < 1500 and took < 60, (rss, took)  # was ~7 ms per producer in the unload lookup: minutes
+    assert rss < 1500 and cpu < 60, (rss, cpu)  # 7 CPU-s here; was ~7 ms per producer in the unload lookup: minutes
     r = run_process("analyze", p, "--format", "json", timeout=300)
     (f,) = [f for f in r.json()["findings"] if f["id"] == "pulsar.dangling-producer-future"]
     assert len(f["subjects"]) == 20_000 and f["title"].startswith("20000 producers stuck")
