@@ -30,6 +30,7 @@ OWNERSHIP_WINDOW = (dt.timedelta(seconds=-5), dt.timedelta(seconds=15))
 INFER_WINDOW = dt.timedelta(minutes=10)  # a rejection naming neither connection nor topic takes its producer from an unanswered creation this close before
 UNLOAD_BEFORE = dt.timedelta(minutes=3)
 UNLOAD_AFTER = dt.timedelta(seconds=30)
+OTHER_UNLOADS_NAMED = 3  # other unloads in the window named in "ruled out" (the rest counted)
 KEY = ["path", "connection", "producer_id"]
 RUN = "_run"  # one stretch of rejections of one KEY, between re-creations / connection closes
 
@@ -348,17 +349,11 @@ def _unload_for(ev: pl.DataFrame, s: dict) -> dict | None:
     )
     if bundles.height == 0 and disc.height == 0:
         return None
-    start_rows = bundles.filter(pl.col("event") == "bundle_disabling")
-    if start_rows.height:
-        # the unload on the broker that rejects the producer, closest before the creation
-        same = start_rows.filter(pl.col("path") == s["path"])
-        pick = (same if same.height else start_rows).with_columns(d=(pl.col("ts") - anchor).abs()).sort("d").row(0, named=True)
-        bundle = pick["bundle"]
-    elif bundles.height:
-        pick = bundles.sort("ts").row(0, named=True)
+    if bundles.height:
+        pick, others = _pick_unload(bundles, s["path"], anchor)
         bundle = pick["bundle"]
     else:
-        pick = disc.sort("ts").row(0, named=True)
+        pick, others = disc.sort("ts").row(0, named=True), []
         bundle = None
     related = bundles.filter(pl.col("bundle") == bundle) if bundle else bundles.clear()
     trigger = related.filter(pl.col("event") == "shedder_unloading")
@@ -375,6 +370,7 @@ def _unload_for(ev: pl.DataFrame, s: dict) -> dict | None:
         "trigger_line": None,
         "completed_at": None,
         "_rows": [pick],
+        "_others": others,
     }
     if trigger.height:
         t = trigger.sort("ts").row(0, named=True)
@@ -392,6 +388,45 @@ def _unload_for(ev: pl.DataFrame, s: dict) -> dict | None:
         cause["completed_at"] = c["ts"]
         cause["_rows"].append(c)
     return cause
+
+
+# the cause among several unloads in the window, as a stated rule (docs/findings/pulsar.dangling-producer-future.md):
+# 1. on the broker whose log rejects the producer (the unload that left the future there),
+# 2. that began before the creation was attempted (the creation ran during it; a later unload cannot
+#    have left it dangling), the latest such;
+# an unload only after the creation is taken only when there is no other (clocks a little apart);
+# the unload named by its start line ('Disabling ownership') when its log has one
+UNLOAD_KIND_ORDER = {"bundle_disabling": 0, "shedder_unloading": 1, "bundle_unloaded": 2}
+
+
+def _pick_unload(bundles: pl.DataFrame, path: str, anchor: dt.datetime) -> tuple[dict, list[dict]]:
+    """(the unload line the rule picks, the other unloads in the window with why each was not taken)."""
+    ranked = bundles.with_columns(
+        _other_broker=pl.col("path") != path,
+        _after=pl.col("ts") > anchor,
+        _kind=pl.col("event").replace_strict(UNLOAD_KIND_ORDER, default=3, return_dtype=pl.Int64),
+        _d=(pl.col("ts") - pl.lit(anchor)).abs(),
+    ).sort(["_other_broker", "_after", "_d", "_kind"], maintain_order=True)
+    pick = ranked.row(0, named=True)
+    # the unload's own start line when the nearest was its shedder or completion line
+    start = ranked.filter(
+        (pl.col("event") == "bundle_disabling") & (pl.col("path") == pick["path"]) & (pl.col("bundle") == pick["bundle"])
+        & (pl.col("ts") <= pick["ts"])
+    )
+    if start.height and pick["event"] != "bundle_disabling":
+        pick = start.sort("ts").row(-1, named=True)
+    others: list[dict] = []
+    seen = {pick["bundle"]}  # (the same bundle's lines on other brokers are this unload's: its shedder, its new owner)
+    for r in ranked.sort("_d", maintain_order=True).iter_rows(named=True):  # named nearest first: the ones a reader would suspect
+        if r["bundle"] in seen:
+            continue
+        seen.add(r["bundle"])
+        why = ("on another broker than the one that rejects the producer" if r["_other_broker"] and not pick["_other_broker"]
+               else "began after the creation was attempted" if r["_after"] and not pick["_after"]
+               else "an earlier unload: the creation was attempted during a later one" if not r["_after"] and r["ts"] < pick["ts"]
+               else "further from the creation")
+        others.append({"bundle": r["bundle"], "path": r.get("file") or r["path"], "line": int(r["line"]), "at": r["ts"], "why": why})
+    return pick, others
 
 
 _NO_ROWS = object()
@@ -663,12 +698,18 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
     ).height
     if created_during:
         ruled.append(f"Broker outage: {safe(', '.join(where))} created {plural(created_during, 'other producer')} while {'this one was' if n == 1 else 'these were'} rejected.")
+    for o in (cause or {}).get("_others", [])[:OTHER_UNLOADS_NAMED]:
+        ruled.append(f"The unload of {safe(o['bundle'])} at {fmt_time(o['at'])} ({safe(o['path'])}:{o['line']}): {o['why']}.")
+    if len((cause or {}).get("_others", [])) > OTHER_UNLOADS_NAMED:
+        ruled.append(f"{plural(len(cause['_others']) - OTHER_UNLOADS_NAMED, 'more unload')} of the namespace in that window, further from the creation (every one in the JSON's cause.other_unloads).")
     if not ev.filter(pl.col("event") == "producer_add_failed").filter(pl.col("error").str.contains("already connected", literal=True)).height:
         ruled.append("Producer-name conflict ('Producer with name … is already connected to topic'): not in the logs.")
     sev = "critical" if still else "high"
     out_cause = None
     if cause:
         out_cause = {k: v for k, v in cause.items() if not k.startswith("_")}
+        if cause.get("_others"):
+            out_cause["other_unloads"] = cause["_others"]
     return Finding(
         id="pulsar.dangling-producer-future",
         severity=sev,
