@@ -32,10 +32,12 @@ sys.path.insert(0, str(ROOT))
 STAGES = [
     ("start-up: imports, options, packs (before reading)", None, None),
     ("layout detection on the first lines (once per input)", "layouts/detect.py", "detect"),
-    ("read: file → lines (read_lines, incl. pl.read_lines splitting)", "ingest/sources.py", "read_lines"),
+    ("read: file → lines (split_chunk: pl.read_lines splitting; not with the core)", "ingest/sources.py", "split_chunk"),
+    ("compiled core: scan of the chunks (LOGSLEUTH_CORE=on)", "ingest/compiled.py", "feed"),
     ("per-line pass (record starts, prefilter)", "ingest/reader.py", "per_line_pass"),
     ("extra record starts (lines of other layouts)", "layouts/infer.py", "extra_starts"),
     ("chunk: candidates → records (assemble)", "ingest/reader.py", "handle"),
+    ("chunk, with the core: candidates → records", "ingest/reader.py", "handle_compiled"),
     ("  of which coverage sample", "ingest/reader.py", "coverage_sample"),
     ("  of which records.assemble (coverage's calls too)", "ingest/records.py", "assemble"),
     ("  of which matching (Matcher.match)", "recognise/matcher.py", "match"),
@@ -119,7 +121,7 @@ def cpu(argv: list[str], top: int) -> None:
         elif name == "run_all":
             value = sum(det_times.values())
         elif name == "collect":
-            inner = sum(cum(stats, s, n) for _, s, n in STAGES[1:7] if not _.startswith("  "))
+            inner = sum(cum(stats, s, n) for _, s, n in STAGES[1:8] if not _.startswith("  "))
             value = reading - inner
         else:
             value = cum(stats, suffix, name)
