@@ -1270,3 +1270,40 @@ def test_bootstrap_disconnects_of_a_newer_client_stay_soft(tmp_path):
     ))
     doc = analyze(log, "--format", "json").json()
     assert not [f for f in doc["findings"] if f["id"] == "kafka.broker-unreachable" and "unreachable for" in f["title"]], [f["title"] for f in doc["findings"]]
+
+
+def _reshaped(shape: str) -> str:
+    """sample_logs/kafka-callback/orders-app.log written by Dropwizard's layout ('%-5p
+    [%d{ISO8601,UTC}] %c: %m%n%rEx', trace lines prefixed '! ') or Quarkus' (JBoss LogManager
+    '%d{yyyy-MM-dd HH:mm:ss,SSS} %-5p [%c{3.}] (%t) %s%e%n': the exception after ': ' on the
+    message's own line, its frames under it)."""
+    import re as _re
+
+    head = _re.compile(r"^\[(?P<ts>[^\]]+)\] (?P<lvl>\w+) (?P<msg>.*) \((?P<logger>[\w.$]+)\)$")
+    out: list[str] = []
+    for line in (SAMPLES / "kafka-callback" / "orders-app.log").read_text().splitlines():
+        m = head.match(line)
+        if shape == "dropwizard":
+            out.append(f"{m['lvl']:<5} [{m['ts']}] {m['logger']}: {m['msg']}" if m else "! " + line.removeprefix("\t"))
+        elif m:
+            short = ".".join([p[:3] for p in m["logger"].split(".")[:-1]] + [m["logger"].split(".")[-1]])
+            thread = "kafka-producer-network-thread | producer-1" if "clientId" in m["msg"] else "main"
+            out.append(f"{m['ts']} {m['lvl']:<5} [{short}] ({thread}) {m['msg']}")
+        elif line.startswith("\t") or not out:
+            out.append(line)
+        else:  # the exception's own line: after ': ' on the record's line
+            out[-1] += ": " + line
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("shape", ["dropwizard", "quarkus"])
+def test_callback_errors_name_the_exception_in_dropwizard_and_quarkus_layouts(cli, tmp_path, shape):
+    """Dropwizard's '! ' prefix hid the exception ('(no exception logged)'); Quarkus prints it on the
+    message's line, where the next line's 'at' was taken for it (issue 33)."""
+    p = tmp_path / "orders-app.log"
+    p.write_text(_reshaped(shape))
+    r = cli("analyze", "--tz", "UTC", "-f", "json", p)
+    assert r.code == 0, r
+    (f,) = [f for f in r.json()["findings"] if f["id"] == "kafka.callback-error"]
+    assert "(NullPointerException ×22, IllegalStateException ×4)" in f["title"], f["title"]
+    assert {s["exception"] for s in f["subjects"]} == {"java.lang.NullPointerException", "java.lang.IllegalStateException"}
