@@ -262,3 +262,22 @@ def test_broken_layout_pattern_is_one_line_error(cli, tmp_path, pattern, problem
     assert r.code == 2 and r.out == "", r
     assert r.err.count("\n") == 1 and r.err.startswith(f"logsleuth: error: --layout-pattern {pattern!r}: "), r
     assert problem in r.err, r
+
+
+def test_a_paste_of_quarkus_error_lines_is_read_as_jboss_not_nifi(cli, tmp_path):
+    """Quarkus pads the level ('%-5p'), so only its ERROR lines have one space before '[': a paste of
+    errors alone fitted NiFi's '%date %level [%thread] %logger{40} %msg' too, with the JBoss thread
+    '(kafka-producer-network-thread' read as the logger and no event found. A logger name does not
+    start with '('."""
+    rec = ("2024-06-11 08:06:0{s},000 ERROR [org.apa.kaf.cli.pro.int.ProducerBatch] (kafka-producer-network-thread | producer-1) "
+           "[Producer clientId=producer-1] Error executing user-provided callback on message for topic-partition 'orders-3': "
+           "java.lang.IllegalStateException: ack store closed\n\tat com.example.orders.AckStore.record(AckStore.java:88)\n")
+    p = tmp_path / "paste.log"
+    p.write_text("".join(rec.format(s=s) for s in (2, 3)))
+    r = cli("inspect", "--format", "json", p)
+    assert r.code == 0 and r.json()["inputs"][0]["layout"] == "jboss-datetime", r
+    r = cli("events", "--tz", "UTC", "-f", "ndjson", p)
+    evs = [json.loads(x) for x in r.out.splitlines()]
+    assert [e["event"] for e in evs] == ["callback_error", "callback_error"]
+    assert {e["exception"] for e in evs} == {"java.lang.IllegalStateException"}
+    assert {e["logger"] for e in evs} == {"org.apa.kaf.cli.pro.int.ProducerBatch"}

@@ -206,7 +206,7 @@ def _conversion_regex(b: _Builder, mod: str, kw: str, sub: list | None, opts: li
     elif kw in _LEVEL:
         b.add(_pad(b.group("level", core(r"[A-Za-z]+")), mod))
     elif kw in _LOGGER:
-        b.add(_pad(b.group("logger", core(r"\S+")), mod))
+        b.add(_pad(b.group("logger", core(r"[^\s(]\S*")), mod))  # not "(": a JBoss thread after [%c], not a logger
     elif kw in _CLASS:
         b.add(_pad(b.group("class", core(r"\S+")), mod))
     elif kw in _METHOD:
