@@ -650,3 +650,26 @@ def test_duration_without_a_unit_is_refused(tmp_path, value):
     # a count has no unit, and 0 needs none (as in Go)
     f = one(p, "--sarama-config", "Producer.Retry.Max=1,Metadata.Timeout=0,Metadata.Retry.Backoff=250ms")
     assert f["details"]["config"]["used_for_model"]["Metadata.Retry.Backoff"] == 0.25
+
+
+def test_apiversions_failures_of_every_release_are_sarama_lines_not_errors_returned(cli, tmp_path):
+    """sarama 1.30.0-1.46.1 print 'Error while sending ApiVersionsRequest to broker B: EOF' (no
+    version), 1.46+ also 'Failed to read ApiVersionsResponse V3 header from B: …': the pack knew only
+    'ApiVersionsRequest V3', so on those releases the line was no sarama line and its EOF or reset was
+    counted as an error returned to the application (which also ended the stall there)."""
+    lines = (SAMPLES / "sarama-blackhole" / "orders-producer.log").read_text().splitlines(keepends=True)
+    inject = [
+        "[sarama] 2026/11/30 02:54:44 Error while sending ApiVersionsRequest to broker kafka-0.kafka.prod.svc:9092: EOF\n",
+        "[sarama] 2026/11/30 02:54:44 Failed to send ApiVersions request to kafka-0.kafka.prod.svc:9092: write tcp 10.42.1.5:54830->10.42.3.17:9092: write: broken pipe\n",
+        "[sarama] 2026/11/30 02:54:45 Failed to read ApiVersionsResponse V3 header from kafka-0.kafka.prod.svc:9092: read tcp 10.42.1.5:54831->10.42.3.17:9092: read: connection reset by peer\n",
+    ]
+    p = tmp_path / "orders-producer.log"
+    p.write_text("".join(lines[:48] + inject + lines[48:]))
+    r = cli("events", "--tz", "UTC", "-f", "ndjson", "--event", "sarama_apiversions_error", p)
+    assert r.code == 0 and len(r.out.splitlines()) == 3, r
+    want = cli("analyze", "--tz", "UTC", "-f", "json", SAMPLES / "sarama-blackhole" / "orders-producer.log").json()
+    got = cli("analyze", "--tz", "UTC", "-f", "json", p).json()
+    (w,) = [f for f in want["findings"] if f["id"] == "sarama.retry-redial-stall"]
+    (g,) = [f for f in got["findings"] if f["id"] == "sarama.retry-redial-stall"]
+    assert [s["errors_returned"] for s in g["subjects"]] == [s["errors_returned"] for s in w["subjects"]]  # was 5, not 2
+    assert g["title"] == w["title"]  # the stall was cut at the first such line: 5 s, not 127 s
