@@ -12,6 +12,7 @@ line. A refused broker is no stall: sarama.broker-refused (test_refused.py)."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import subprocess
 import sys
@@ -652,7 +653,7 @@ def test_duration_without_a_unit_is_refused(tmp_path, value):
     assert f["details"]["config"]["used_for_model"]["Metadata.Retry.Backoff"] == 0.25
 
 
-def test_apiversions_failures_of_every_release_are_sarama_lines_not_errors_returned(cli, tmp_path):
+def test_sarama_own_error_lines_of_every_release_are_not_errors_returned(cli, tmp_path):
     """sarama 1.30.0-1.46.1 print 'Error while sending ApiVersionsRequest to broker B: EOF' (no
     version), 1.46+ also 'Failed to read ApiVersionsResponse V3 header from B: …': the pack knew only
     'ApiVersionsRequest V3', so on those releases the line was no sarama line and its EOF or reset was
@@ -662,11 +663,15 @@ def test_apiversions_failures_of_every_release_are_sarama_lines_not_errors_retur
         "[sarama] 2026/11/30 02:54:44 Error while sending ApiVersionsRequest to broker kafka-0.kafka.prod.svc:9092: EOF\n",
         "[sarama] 2026/11/30 02:54:44 Failed to send ApiVersions request to kafka-0.kafka.prod.svc:9092: write tcp 10.42.1.5:54830->10.42.3.17:9092: write: broken pipe\n",
         "[sarama] 2026/11/30 02:54:45 Failed to read ApiVersionsResponse V3 header from kafka-0.kafka.prod.svc:9092: read tcp 10.42.1.5:54831->10.42.3.17:9092: read: connection reset by peer\n",
+        "[sarama] 2026/11/30 02:54:45 Error closing broker 1 : EOF\n",  # every release (utils.go, Println)
+        "[sarama] 2026/11/30 02:54:45 Client got error from broker 1 when issuing InitProducerID : EOF\n",  # 1.20+
     ]
     p = tmp_path / "orders-producer.log"
     p.write_text("".join(lines[:48] + inject + lines[48:]))
-    r = cli("events", "--tz", "UTC", "-f", "ndjson", "--event", "sarama_apiversions_error", p)
-    assert r.code == 0 and len(r.out.splitlines()) == 3, r
+    r = cli("events", "--tz", "UTC", "-f", "ndjson", "--event", "sarama_apiversions_error", "--event", "sarama_close_error", "--event", "sarama_init_producer_id_error", p)
+    assert r.code == 0, r
+    got_events = sorted(json.loads(x)["event"] for x in r.out.splitlines() if json.loads(x)["line"] in range(49, 54))
+    assert got_events == ["sarama_apiversions_error"] * 3 + ["sarama_close_error", "sarama_init_producer_id_error"], got_events
     want = cli("analyze", "--tz", "UTC", "-f", "json", SAMPLES / "sarama-blackhole" / "orders-producer.log").json()
     got = cli("analyze", "--tz", "UTC", "-f", "json", p).json()
     (w,) = [f for f in want["findings"] if f["id"] == "sarama.retry-redial-stall"]
