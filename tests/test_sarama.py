@@ -665,13 +665,15 @@ def test_sarama_own_error_lines_of_every_release_are_not_errors_returned(cli, tm
         "[sarama] 2026/11/30 02:54:45 Failed to read ApiVersionsResponse V3 header from kafka-0.kafka.prod.svc:9092: read tcp 10.42.1.5:54831->10.42.3.17:9092: read: connection reset by peer\n",
         "[sarama] 2026/11/30 02:54:45 Error closing broker 1 : EOF\n",  # every release (utils.go, Println)
         "[sarama] 2026/11/30 02:54:45 Client got error from broker 1 when issuing InitProducerID : EOF\n",  # 1.20+
+        "[sarama] 2026/11/30 02:54:45 Failed to read response while authenticating with SASL to broker kafka-0.kafka.prod.svc:9092: read tcp 10.42.1.5:54832->10.42.3.17:9092: i/o timeout\n",
+        "[sarama] 2026/11/30 02:54:45 Failed to read SASL handshake header : EOF\n",
     ]
     p = tmp_path / "orders-producer.log"
     p.write_text("".join(lines[:48] + inject + lines[48:]))
-    r = cli("events", "--tz", "UTC", "-f", "ndjson", "--event", "sarama_apiversions_error", "--event", "sarama_close_error", "--event", "sarama_init_producer_id_error", p)
+    r = cli("events", "--tz", "UTC", "-f", "ndjson", "--event", "sarama_apiversions_error", "--event", "sarama_close_error", "--event", "sarama_init_producer_id_error", "--event", "sarama_sasl_error", p)
     assert r.code == 0, r
-    got_events = sorted(json.loads(x)["event"] for x in r.out.splitlines() if json.loads(x)["line"] in range(49, 54))
-    assert got_events == ["sarama_apiversions_error"] * 3 + ["sarama_close_error", "sarama_init_producer_id_error"], got_events
+    got_events = sorted(json.loads(x)["event"] for x in r.out.splitlines() if json.loads(x)["line"] in range(49, 56))
+    assert got_events == ["sarama_apiversions_error"] * 3 + ["sarama_close_error", "sarama_init_producer_id_error"] + ["sarama_sasl_error"] * 2, got_events
     want = cli("analyze", "--tz", "UTC", "-f", "json", SAMPLES / "sarama-blackhole" / "orders-producer.log").json()
     got = cli("analyze", "--tz", "UTC", "-f", "json", p).json()
     (w,) = [f for f in want["findings"] if f["id"] == "sarama.retry-redial-stall"]

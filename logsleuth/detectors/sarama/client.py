@@ -63,7 +63,7 @@ NAMING_EVENTS = (
 BROKER_LINES = (
     "sarama_connection_closed", "sarama_broker_starting", "sarama_broker_shutdown", "sarama_broker_input_closed",
     "sarama_broker_deregistered", "sarama_close_error", "sarama_apiversions_error", "sarama_broker_stop",
-    "sarama_init_producer_id_error",
+    "sarama_init_producer_id_error", "sarama_sasl_error",
 )
 CLIENT_LINES = tuple(sorted((CHAIN_EVENTS | {"sarama_metadata_fetch"}) - set(FAIL_EVENTS) - set(PARTITION_EVENTS) - set(BROKER_LINES)))
 WALK_EVENTS = tuple(sorted(set(FAIL_EVENTS) | set(PARTITION_EVENTS) | set(BROKER_LINES) | set(CLIENT_LINES) | {"sarama_connected"}))
