@@ -106,6 +106,9 @@ class Scanner:
         self.next_line = 1
         self.next_rid = 0
 
+    def is_utf8(self, buf: bytes) -> bool:
+        return bool(self._mod.is_utf8(buf))
+
     def feed(self, text: bytes, last: bool = False) -> tuple[Chunk | None, int]:
         """(the chunk's whole records, or None; lines new in this call, for the read's line count)."""
         buf = self.carry + text if self.carry else text

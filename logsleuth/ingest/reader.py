@@ -551,9 +551,7 @@ def _scanner(det: Detection, clock: FileClock, select, reduce, process) -> Scann
     if any(c in r for r in regexes for c in "\n\r\0"):  # a literal a line cannot hold (searched over the unsplit text)
         return None
     start = lay.ts_regex if "(?P<ts>" in lay.start_regex else lay.start_regex
-    sc = Scanner(mod, start, infer.any_dated_stamp(), infer.HEAD_CHARS, regexes)
-    sc.is_utf8 = mod.is_utf8  # type: ignore[attr-defined]
-    return sc
+    return Scanner(mod, start, infer.any_dated_stamp(), infer.HEAD_CHARS, regexes)
 
 
 def _time_sources(recs: pl.DataFrame) -> dict[str, int]:

@@ -734,23 +734,6 @@ def finish_reading(stats: ReadStats) -> None:
     stats.encoding = encoding_label(stats)
 
 
-def read_lines(src: Source, stats: ReadStats, chunk_bytes: int = CHUNK_BYTES) -> Iterator[pl.DataFrame]:
-    """Frames ``{line, raw}`` of whole lines, numbered from 1 across the whole source."""
-    next_line = 1
-    for chunk, tail in line_chunks(src, stats, chunk_bytes):
-        raw, _ = split_chunk(chunk, tail, stats)
-        n = raw.len()
-        if n == 0:
-            continue
-        frame = pl.DataFrame(
-            {"line": pl.int_range(next_line, next_line + n, dtype=pl.Int64, eager=True), "raw": raw}
-        )
-        next_line += n
-        stats.lines += n
-        yield frame
-    finish_reading(stats)
-
-
 def prefetch(it: Iterator, depth: int = 2) -> Iterator:
     """Run ``it`` in a background thread, ``depth`` items ahead (reading and decompression overlap
     the Polars work on the previous chunk; both release the GIL). Errors surface in the caller."""

@@ -97,8 +97,8 @@ fn scan_impl(
     };
     // record starts
     let mut rec_lines: Vec<u64> = Vec::new();
-    for k in 0..lines {
-        let t = text_of(text, starts[k] as usize, end_of(k));
+    for (k, &s) in starts.iter().enumerate() {
+        let t = text_of(text, s as usize, end_of(k));
         let is_start = (k == 0 && first_is_input_start)
             || start.is_match(t)
             || stamp.is_some_and(|r| r.is_match(head(t, head_chars)));
@@ -240,4 +240,35 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(is_utf8, m)?)?;
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(text: &str, last: bool) -> Scan {
+        let start = Regex::new(r"^\d{4}-").unwrap();
+        let select = [Regex::new("lit").unwrap()];
+        scan_impl(text, true, &start, None, 0, &select, last)
+    }
+
+    #[test]
+    fn lines_split_as_polars_read_lines() {
+        // '\n' ends a line, a last piece without one is a line, a trailing '\n' adds none
+        assert_eq!(run("a\r\nb\n\nc", true).total_lines, 4);
+        assert_eq!(run("a\n", true).total_lines, 1);
+        assert_eq!(run("\n", true).total_lines, 1);
+        assert_eq!(run("", true).total_lines, 0);
+    }
+
+    #[test]
+    fn records_candidates_and_the_carried_record() {
+        let text = "2024-01-01 a\n  at lit\n2024-01-02 b\n2024-01-03 lit\n  more\n";
+        let all = run(text, true);
+        assert_eq!(all.rec_lines, vec![0, 2, 3]);
+        assert_eq!(all.wanted, vec![0, 2]); // the hit on a continuation line selects its record
+        let part = run(text, false);
+        assert_eq!((part.done_lines, part.rec_lines.clone(), part.wanted.clone()), (3, vec![0, 2], vec![0]));
+        assert_eq!(*part.line_starts.last().unwrap() as usize, text.find("2024-01-03").unwrap());
+    }
 }
