@@ -27,6 +27,7 @@ def analyze(
     window: tuple | None = None,
     stored: ev.EventSet | None = None,
     ignore: list[str] | None = None,
+    engine=None,
 ) -> Analysis:
     """``templates``: also rank the unrecognised messages whose rate changed in the incident window
     (``window`` = ((start, end), (baseline start, baseline end)), else derived from the findings)."""
@@ -36,6 +37,10 @@ def analyze(
     read_flt = dataclasses.replace(flt, since_text=None, until_text=None) if window_flt else flt
     if stored is not None:  # an events directory (eventstore): filter it like freshly read events
         result = stored
+    elif engine is not None:  # read on a Dask cluster (recognise/cluster.py): the same EventSet
+        from logsleuth.recognise import cluster
+
+        result = cluster.collect(paths, opts, packs, engine, read_flt, templates=templates)
     else:
         result = ev.collect(paths, opts, packs, read_flt, templates=templates)
     if flt is not None:  # no display zone chosen: the zone the logs' stamps agree on

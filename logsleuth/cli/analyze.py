@@ -11,9 +11,9 @@ from typing import Annotated, Optional
 import typer
 
 from logsleuth.cli.options import (
-    _FORMAT_BY_SUFFIX, AnalyzeFormat, ColorMode, ColorOpt, ConfigOpt, DateOpt, DisplayTzOpt, LayoutOpt, LayoutPatternOpt, MemoryBudgetOpt,
-    IgnoreOpt, NoConfigOpt, Paths, PatternsOpt, Severity, SinceOpt, SkewMode, SkewOpt, TzOpt, UntilOpt, _incident_window,
-    read_options, show_in_logs_zone, set_view,
+    _FORMAT_BY_SUFFIX, AnalyzeFormat, ColorMode, ColorOpt, ConfigOpt, DateOpt, DisplayTzOpt, EngineName, EngineOpt, KeepStoreOpt, LayoutOpt,
+    LayoutPatternOpt, MemoryBudgetOpt, IgnoreOpt, NoConfigOpt, Paths, PatternsOpt, SchedulerOpt, Severity, SinceOpt, SkewMode, SkewOpt,
+    StorageOpt, StoreOpt, TzOpt, UntilOpt, WorkersOpt, _incident_window, engine_options, read_options, show_in_logs_zone, set_view,
 )
 from logsleuth.errors import LogsleuthError
 from logsleuth.safe import document_text
@@ -46,6 +46,12 @@ def analyze(
     layout: LayoutOpt = None,
     layout_pattern: LayoutPatternOpt = None,
     memory_budget: MemoryBudgetOpt = None,
+    engine: EngineOpt = EngineName.local,
+    scheduler: SchedulerOpt = None,
+    workers: WorkersOpt = None,
+    store: StoreOpt = None,
+    keep_store: KeepStoreOpt = False,
+    storage_option: StorageOpt = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Everything: routine notes, all evidence and subject fields, confidence reasons, info findings in full.")] = False,
     no_pager: Annotated[bool, typer.Option("--no-pager", help="On a terminal, do not page long output (also LOGSLEUTH_PAGER=).")] = False,
     display_tz: DisplayTzOpt = None,
@@ -67,6 +73,7 @@ def analyze(
     zone = set_view(display_tz, color)
     check_names(detector)
     opts = read_options(tz, date, layout, layout_pattern, memory_budget)
+    eng = engine_options(opts, engine, scheduler, workers, store, keep_store, storage_option)
     packs = load_packs(patterns)
     det_opts: dict = {}
     if sarama_config:
@@ -83,6 +90,8 @@ def analyze(
 
         if paths:
             raise LogsleuthError("give log paths or --events DIR, not both")
+        if eng is not None:
+            raise LogsleuthError("--engine dask reads logs; an events directory is read here (drop --engine)")
         stored = eventstore.read(events_dir, packs)
         rich_report = False  # templates need the log lines themselves
     elif not paths:
@@ -91,7 +100,7 @@ def analyze(
         if not stdin_has_data():
             raise LogsleuthError("no input given (name files, directories, globs, - for stdin, or --events DIR; or pipe the log in)")
         paths = ["-"]
-    result = run(paths or [], opts, packs, flt, det_opts, detector, skew_mode=skew.value, templates=rich_report, stored=stored, ignore=ignore)
+    result = run(paths or [], opts, packs, flt, det_opts, detector, skew_mode=skew.value, templates=rich_report, stored=stored, ignore=ignore, engine=eng)
     show_in_logs_zone(flt, display_tz)
     _emit_report(result, fmt, output, verbose=verbose, pager=not no_pager, elapsed=time.perf_counter() - started)
     if fail_on is not None and any(at_or_above(f.severity, fail_on.value) for f in result.findings):
@@ -220,6 +229,12 @@ def report(
     layout: LayoutOpt = None,
     layout_pattern: LayoutPatternOpt = None,
     memory_budget: MemoryBudgetOpt = None,
+    engine: EngineOpt = EngineName.local,
+    scheduler: SchedulerOpt = None,
+    workers: WorkersOpt = None,
+    store: StoreOpt = None,
+    keep_store: KeepStoreOpt = False,
+    storage_option: StorageOpt = None,
     display_tz: DisplayTzOpt = None,
     config: ConfigOpt = None,
     no_config: NoConfigOpt = False,
@@ -234,6 +249,7 @@ def report(
     if fmt not in (AnalyzeFormat.html, AnalyzeFormat.markdown):
         raise LogsleuthError(f"{output}: the report is .html or .md (the name decides)")
     opts = read_options(tz, date, layout, layout_pattern, memory_budget)
+    eng = engine_options(opts, engine, scheduler, workers, store, keep_store, storage_option)
     packs = load_packs(patterns)
     det_opts: dict = {}
     if sarama_config:
@@ -241,6 +257,7 @@ def report(
 
         det_opts["sarama_config"] = parse_sarama_config(sarama_config)
     flt = ev.EventFilter(since_text=since, until_text=until, zone=zone, auto_zone=display_tz is None)
-    result = run(paths, opts, packs, flt, det_opts, skew_mode=skew.value, templates=True, window=_incident_window(around, window, zone), ignore=ignore)
+    result = run(paths, opts, packs, flt, det_opts, skew_mode=skew.value, templates=True, window=_incident_window(around, window, zone), ignore=ignore,
+                 engine=eng)
     show_in_logs_zone(flt, display_tz)
     _emit_report(result, fmt, output, title)

@@ -46,13 +46,19 @@ KEYS = [
     Key("color", "color", "LOGSLEUTH_COLOR", "choice", "auto, always or never"),
     Key("memory-budget", "memory_budget", "LOGSLEUTH_MEMORY_BUDGET", "str",
         "memory for the events table: \"256M\", \"1G\"; past it the events go to disk (\"0\": always, \"off\": never)"),
+    Key("engine", "engine", "LOGSLEUTH_ENGINE", "str", "where inputs are read: \"local\" or \"dask\" (docs/scale.md)"),
+    Key("scheduler", "scheduler", None, "str", "with engine dask: the Dask scheduler's address (tcp://host:8786) or \"threads\""),
+    Key("workers", "workers", None, "str", "with engine dask and no scheduler: the local cluster's workers"),
+    Key("store", "store", None, "str", "with engine dask: where the workers write the events (a directory or a URL)"),
     Key("pager", None, "LOGSLEUTH_PAGER", "pager", "the pager for long terminal output (\"less -S\"), or false for none"),
     Key("ignore", "ignore", None, "rules", "findings to keep off the report: [\"kafka.broker-unreachable:billing-1\", \"pulsar.load-shedding\"] (as --ignore)"),
-    Key("trust", None, None, "paths", "directories whose ./logsleuth.toml may set a pager, packs and ignores (only in your own config)"),
+    Key("trust", None, None, "paths", "directories whose ./logsleuth.toml may set a pager, packs, ignores, a scheduler and a store (only in your own config)"),
 ]
 # what a config file may only set when you wrote it or trust it: a command to run, packs that replace
 # or add patterns, findings to hide (docs/robustness.md, "Configuration you did not write")
-TRUSTED_ONLY = ("pager", "patterns", "ignore", "trust")
+# and where the logs' events are sent or written (a scheduler or a store named by a bundle's config
+# would ship your logs to someone else's machine)
+TRUSTED_ONLY = ("pager", "patterns", "ignore", "trust", "scheduler", "store")
 BY_NAME = {k.name: k for k in KEYS}
 COLOR_CHOICES = ("auto", "always", "never")
 
@@ -66,6 +72,8 @@ ENV_VARS = [
     ("LOGSLEUTH_PATTERNS", "--patterns (directories separated by ':')"),
     ("LOGSLEUTH_SARAMA_CONFIG", "--sarama-config"),
     ("LOGSLEUTH_MEMORY_BUDGET", "--memory-budget"),
+    ("LOGSLEUTH_ENGINE", "--engine"),
+    ("DASK_SCHEDULER_ADDRESS", "the Dask scheduler for --engine dask without --scheduler"),
     ("LOGSLEUTH_SPILL_DIR", "where the events past the budget go ($TMPDIR)"),
     ("LOGSLEUTH_PAGER", "the pager; empty or 'cat': none (--no-pager)"),
     ("PAGER", "the pager without LOGSLEUTH_PAGER (default: less)"),
@@ -312,6 +320,10 @@ def _default(k: Key) -> str:
         "display-tz": "the zone the logs' stamps agree on, else UTC",
         "color": "auto",
         "memory-budget": "64M",
+        "engine": "local",
+        "scheduler": "$DASK_SCHEDULER_ADDRESS, else a local cluster",
+        "workers": "this machine's cores",
+        "store": "a temporary directory, removed at the end",
         "pager": "less",
         "ignore": "none",
         "trust": "none (a ./logsleuth.toml sets no pager, packs or ignores)",

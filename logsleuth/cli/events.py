@@ -10,8 +10,9 @@ from typing import Annotated, Optional
 import typer
 
 from logsleuth.cli.options import (
-    ColorMode, ColorOpt, ConfigOpt, DateOpt, DisplayTzOpt, EventsFormat, LayoutOpt, LayoutPatternOpt, MemoryBudgetOpt, NoConfigOpt, Paths,
-    PatternsOpt, SinceOpt, TzOpt, UntilOpt, read_options, set_view, show_in_logs_zone,
+    ColorMode, ColorOpt, ConfigOpt, DateOpt, DisplayTzOpt, EngineName, EngineOpt, EventsFormat, KeepStoreOpt, LayoutOpt, LayoutPatternOpt,
+    MemoryBudgetOpt, NoConfigOpt, Paths, PatternsOpt, SchedulerOpt, SinceOpt, StorageOpt, StoreOpt, TzOpt, UntilOpt, WorkersOpt, engine_options,
+    read_options, set_view, show_in_logs_zone,
 )
 from logsleuth.errors import LogsleuthError
 
@@ -53,6 +54,12 @@ def events(
     layout: LayoutOpt = None,
     layout_pattern: LayoutPatternOpt = None,
     memory_budget: MemoryBudgetOpt = None,
+    engine: EngineOpt = EngineName.local,
+    scheduler: SchedulerOpt = None,
+    workers: WorkersOpt = None,
+    store: StoreOpt = None,
+    keep_store: KeepStoreOpt = False,
+    storage_option: StorageOpt = None,
     display_tz: DisplayTzOpt = None,
     color: ColorOpt = ColorMode.auto,
     config: ConfigOpt = None,
@@ -73,10 +80,16 @@ def events(
     rank = _level(level)
     matches = _regex(grep, ignore_case)
     opts = read_options(tz, date, layout, layout_pattern, memory_budget)
+    eng = engine_options(opts, engine, scheduler, workers, store, keep_store, storage_option)
     packs = load_packs(patterns)
     flt = ev.EventFilter(since_text=since, until_text=until, zone=zone, events=event or [], systems=system or [], say_copies=True,
                          auto_zone=display_tz is None)
-    result = ev.collect(paths, opts, packs, flt)
+    if eng is not None:
+        from logsleuth.recognise import cluster
+
+        result = cluster.collect(paths or [], opts, packs, eng, flt)
+    else:
+        result = ev.collect(paths, opts, packs, flt)
     show_in_logs_zone(flt, display_tz)
     events = _keep(result.events, rank, matches, result.texts)
     if count:

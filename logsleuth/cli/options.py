@@ -98,6 +98,66 @@ ConfigOpt = config.ConfigOpt
 NoConfigOpt = config.NoConfigOpt
 
 
+class EngineName(str, Enum):
+    local = "local"
+    dask = "dask"
+
+
+EngineOpt = Annotated[
+    EngineName,
+    typer.Option("--engine", envvar="LOGSLEUTH_ENGINE",
+                 help="Where the inputs are read: local (this process) or dask (a Dask cluster, one task per input; needs "
+                      "pip install 'logsleuth-broker[dask]')."),
+]
+SchedulerOpt = Annotated[
+    Optional[str],
+    typer.Option("--scheduler", metavar="ADDRESS",
+                 help="With --engine dask: the Dask scheduler (tcp://host:8786; default $DASK_SCHEDULER_ADDRESS), or threads "
+                      "for a cluster in this process. None: a local cluster of --workers processes."),
+]
+WorkersOpt = Annotated[
+    Optional[int],
+    typer.Option("--workers", min=1,
+                 help="With --engine dask and no scheduler: the local cluster's workers (default: this machine's cores)."),
+]
+StoreOpt = Annotated[
+    Optional[str],
+    typer.Option("--store", metavar="DIR|URL",
+                 help="With --engine dask: where the workers write the events (an empty directory, or a URL such as "
+                      "s3://bucket/prefix); default a temporary directory on this machine, removed at the end."),
+]
+KeepStoreOpt = Annotated[bool, typer.Option("--keep-store", help="With --engine dask: keep the temporary events store (its place is said on stderr).")]
+StorageOpt = Annotated[
+    Optional[list[str]],
+    typer.Option("--storage-option", metavar="KEY=VALUE",
+                 help="An fsspec storage option for URL inputs (s3://, gs://, ...) and a URL --store, e.g. "
+                      "endpoint_url=http://minio:9000 or anon=true (repeatable)."),
+]
+
+
+def engine_options(opts, engine: "EngineName | str", scheduler: str | None, workers: int | None, store: str | None, keep_store: bool,
+                   storage_option: list[str] | None):
+    """The scale-out options checked together -> a cluster.Engine (None: read in this process).
+    ``opts`` (ReadOptions) gets the storage options, which URL inputs need with either engine."""
+    from logsleuth.ingest.remote import parse_storage_options
+
+    opts.storage_options = parse_storage_options(storage_option)
+    name = engine.value if isinstance(engine, EngineName) else str(engine)
+    if name != EngineName.dask.value:
+        given = [o for o, v in (("--scheduler", scheduler), ("--workers", workers), ("--store", store), ("--keep-store", keep_store)) if v]
+        if given:
+            raise LogsleuthError(f"{given[0]} is for --engine dask")
+        return None
+    from logsleuth.recognise.cluster import Engine
+
+    eng = Engine(name, scheduler=scheduler, workers=workers, store=store, keep_store=keep_store, storage_options=opts.storage_options)
+    if workers and eng.address and eng.address != "threads":
+        raise LogsleuthError(f"--workers is for a local cluster; the scheduler at {eng.address} has its own workers")
+    if keep_store and store:
+        raise LogsleuthError("--keep-store keeps the temporary store; a --store you named is always kept")
+    return eng
+
+
 def set_view(display_tz: str | None = None, color: "ColorMode | str | None" = None) -> str:
     """How this run shows things: the display zone and colours (render/clock.py, render/console.py).
     Returns the display zone's name (zone-less --since/--until/--around are read in it)."""

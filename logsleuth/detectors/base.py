@@ -130,6 +130,7 @@ class Context:
         if path not in self._records:
             from logsleuth.recognise.events import file_enum
             from logsleuth.ingest.reader import read_source
+            from logsleuth.ingest import remote
             from logsleuth.ingest.sources import Source
 
             from logsleuth.ingest.reader import _empty_records
@@ -141,6 +142,12 @@ class Context:
                 if name == "<stdin>":
                     raise ValueError("records() cannot re-read stdin")
                 rep = reps.get(name)
+                if remote.is_url(name):  # an object in a store (ingest/remote.py): fetched again
+                    src = Source(name, None, remote=remote.Remote(name, None, rep.stats.mtime if rep else None),
+                                 storage_options=(self.read_options or ReadOptions()).storage_options)
+                    recs, _ = read_source(src, self.read_options or ReadOptions())
+                    frames.append(recs.with_columns(file=pl.lit(name).cast(file_enum(files))))
+                    continue
                 where = Path(name) if Path(name).exists() or rep is None or not rep.location else Path(rep.location)
                 if not where.exists():  # an events dir read away from its logs: say what is missing
                     if rep is not None:

@@ -28,6 +28,9 @@ class ReadOptions:
     memory_budget: int | None = 64 * 2**20  # bytes of events held in memory; past it they go to disk (recognise/spill.py); None: never
     progress: Callable[[str, int, int | None], None] | None = None  # (input, bytes read, total) after each chunk
     failed: list[str] = field(default_factory=list)  # named inputs that could not be read (said on stderr; exit 2 at the end)
+    machine_zone: str | None = None  # "this machine's zone", fixed by the machine that runs the command (a cluster's workers may be elsewhere)
+    storage_options: dict = field(default_factory=dict)  # fsspec's options for URL inputs (--storage-option)
+    one_of_many: bool = False  # a cluster worker reading one input of the run: the run's notes about all inputs are the driver's to say
 
     def zone_for(self, name: str) -> tuple[str, str]:
         rule = _rule_for(self.tz_rules, name)
@@ -35,7 +38,7 @@ class ReadOptions:
             return rule[1], f"--tz {rule[0]}={rule[1]}"
         if self.tz:
             return self.tz, "--tz"
-        return local_zone(), "this machine's zone; set --tz"
+        return self.machine_zone or local_zone(), "this machine's zone; set --tz"
 
     def layout_for(self, name: str) -> Layout | None:
         rule = _rule_for(self.layout_rules, name)

@@ -335,7 +335,7 @@ def read_source(
 
     held: pl.DataFrame | None = None
     behind = _OneBehind(lambda item: handle_compiled(item) if isinstance(item, Chunk) else handle(item))
-    total = src.path.stat().st_size if src.path is not None and src.path.is_file() else None
+    total = src.remote.size if src.remote is not None else src.path.stat().st_size if src.path is not None and src.path.is_file() else None  # type: ignore[attr-defined]
     scanner: Scanner | None = None  # the compiled core reads this input (decided on its first chunk)
     next_line = 1
 
@@ -674,9 +674,10 @@ def iter_read(
     from logsleuth.errors import LogsleuthError
     from logsleuth.ingest.sources import expand
 
-    sources = expand(list(paths or []), carry_on=len(paths or []) > 1)
+    sources = expand(list(paths or []), carry_on=len(paths or []) > 1, storage_options=opts.storage_options)
     skipped = 0
-    _warn_unmatched_globs(opts, [s.name for s in sources if s.error is None])
+    if not opts.one_of_many:
+        _warn_unmatched_globs(opts, [s.name for s in sources if s.error is None])
 
     def one(src: Source) -> tuple[InputReport, pl.DataFrame, BaseException | None]:
         try:
@@ -700,19 +701,26 @@ def iter_read(
 
             if isinstance(err, RunError) or (len(sources) == 1 and not src.from_directory):
                 raise err
-            rep.skipped_input = str(err).split(": ", 1)[-1] if str(err).startswith(src.name + ": ") else str(err)
+            not_read(rep, src.name, src.from_directory, err, opts)
             skipped += 1
-            if not src.from_directory:
-                from logsleuth.safe import visible
-
-                rep.unread = True
-                opts.failed.append(str(err))
-                print(f"logsleuth: error: {visible(str(err))}", file=sys.stderr)
         yield rep, recs
     if sources and len(opts.failed) == len(sources) > 1:
         raise LogsleuthError(f"none of the {len(sources)} inputs could be read")
     if sources and skipped == len(sources):
         raise LogsleuthError(f"{', '.join(paths)}: no text logs found (every file was binary or unreadable)")
+
+
+def not_read(rep: InputReport, name: str, from_directory: bool, err: BaseException, opts: ReadOptions) -> None:
+    """One input of several that could not be read: a file found in a directory is skipped (a
+    binary file among logs), a named one is said on stderr, listed as unread and counted in
+    ``opts.failed`` (exit 2 at the end), as grep and rg do."""
+    rep.skipped_input = str(err).split(": ", 1)[-1] if str(err).startswith(name + ": ") else str(err)
+    if not from_directory:
+        from logsleuth.safe import visible
+
+        rep.unread = True
+        opts.failed.append(str(err))
+        print(f"logsleuth: error: {visible(str(err))}", file=sys.stderr)
 
 
 def _warn_unmatched_globs(opts: ReadOptions, names: list[str]) -> None:

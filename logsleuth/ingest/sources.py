@@ -91,6 +91,8 @@ class Source:
     from_directory: bool = False  # found by walking a directory (a binary file is skipped, not fatal)
     data: bytes | None = None  # in-memory input (pack samples, tests)
     error: str | None = None  # a named input that is not there (expand(..., carry_on=True)): why
+    remote: object | None = None  # an object in a store (ingest/remote.Remote): fetched when opened
+    storage_options: dict | None = None  # the store's fsspec options (credentials, endpoint)
 
     def __post_init__(self) -> None:
         from logsleuth.safe import display_name
@@ -99,7 +101,7 @@ class Source:
 
     @property
     def is_stdin(self) -> bool:
-        return self.path is None and self.data is None
+        return self.path is None and self.data is None and self.remote is None
 
 
 # --------------------------------------------------------------------------- path expansion
@@ -119,7 +121,7 @@ def stdin_has_data() -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISREG(mode) or stat.S_ISSOCK(mode)
 
 
-def expand(paths: list[str], carry_on: bool = False) -> list[Source]:
+def expand(paths: list[str], carry_on: bool = False, storage_options: dict | None = None) -> list[Source]:
     """Files, directories (recursive, sorted), globs and ``-`` -> sources, in the order given;
     none given, standard input when it is a pipe or a file (``stdin_has_data``).
     ``carry_on``: a path that names nothing to read is a Source with its ``error`` (the caller
@@ -133,7 +135,7 @@ def expand(paths: list[str], carry_on: bool = False) -> list[Source]:
 
     def add(src: Source) -> None:
         try:
-            key = STDIN if src.path is None else str(src.path.resolve())
+            key = src.remote.url if src.remote is not None else STDIN if src.path is None else str(src.path.resolve())  # type: ignore[attr-defined]
         except (OSError, RuntimeError):  # a symlink loop: resolve() gives up
             key = str(src.path)
         if key not in seen:
@@ -141,11 +143,14 @@ def expand(paths: list[str], carry_on: bool = False) -> list[Source]:
             out.append(src)
 
     for given in paths:
+        if isinstance(given, Source):  # already found (a cluster's worker reading one input: recognise/cluster.py)
+            add(given)
+            continue
         if not carry_on:
-            _expand_one(given, add)
+            _expand_one(given, add, storage_options)
             continue
         try:
-            _expand_one(given, add)
+            _expand_one(given, add, storage_options)
         except LogsleuthError as e:
             if given not in seen:
                 seen.add(given)
@@ -153,9 +158,16 @@ def expand(paths: list[str], carry_on: bool = False) -> list[Source]:
     return out
 
 
-def _expand_one(given: str, add) -> None:
+def _expand_one(given: str, add, storage_options: dict | None = None) -> None:
     if given == "-":
         add(Source(STDIN, None))
+        return
+    from logsleuth.ingest import remote
+
+    if remote.is_url(given):  # an object store (fsspec): a glob, a prefix or one object
+        found = remote.expand(given, storage_options, NOT_LOGS)
+        for r in found:
+            add(Source(r.url, None, from_directory=r.url.rstrip("/") != given.rstrip("/"), remote=r, storage_options=storage_options))
         return
     if not given.strip():
         raise LogsleuthError(f"{given!r}: an empty path (name a file, a directory, a glob, or - for stdin)")
@@ -401,6 +413,10 @@ def _open(src: Source) -> tuple[BinaryIO, int | None]:
     waits for a writer), and stdin (``-``) is the way to read one."""
     if src.data is not None:
         return io.BytesIO(src.data), len(src.data)
+    if src.remote is not None:
+        from logsleuth.ingest import remote
+
+        return remote.open_copy(src.remote, src.storage_options)  # type: ignore[arg-type]
     if src.path is None:
         if sys.stdin is None:
             raise LogsleuthError("-: standard input is closed")
@@ -578,7 +594,9 @@ def _plain_file_chunks(fh: BinaryIO, size: int, stats: ReadStats, chunk_bytes: i
 def _chunks(src: Source, stats: ReadStats, chunk_bytes: int) -> Iterator[tuple[bytes, int]]:
     fh, size = _open(src)
     try:
-        if src.path is not None:
+        if src.remote is not None:
+            stats.mtime = src.remote.mtime  # type: ignore[attr-defined]
+        elif src.path is not None:
             try:
                 stats.mtime = src.path.stat().st_mtime
             except OSError:
@@ -602,7 +620,7 @@ def _chunks(src: Source, stats: ReadStats, chunk_bytes: int) -> Iterator[tuple[b
                 return
         yield from _aligned_chunks(_text_blocks(src, stats, fh, size), stats, chunk_bytes)
     finally:
-        if src.path is not None:
+        if src.path is not None or src.remote is not None:
             fh.close()
 
 

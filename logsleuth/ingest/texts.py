@@ -78,7 +78,8 @@ def base_dir() -> str:
     return tmp
 
 
-SWEPT_PREFIXES = (PREFIX, "logsleuth-events-")  # the texts' and the spill's directories (recognise/spill.py)
+SWEPT_PREFIXES = (PREFIX, "logsleuth-events-", "logsleuth-store-")  # the texts', the spill's (recognise/spill.py) and a
+# cluster run's temporary events store (recognise/cluster.py)
 
 
 def sweep(where: str | None) -> None:

@@ -262,19 +262,10 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
         files.append(rep.name)
         reports.append(rep)
         wrong.saw(rep, ev.height)
-        fp = rep.stats.fingerprint
-        if fp is not None and fp in seen:  # a copy (foo.log and foo.log.bak): counted once
-            rep.skipped_input = f"same content as {seen[fp]} (read once)"
-            if flt is not None and flt.say_copies:  # events, timeline: a grep user would think both were searched
-                from logsleuth.safe import visible
-
-                print(f"logsleuth: note: {visible(rep.name)}: same content as {visible(seen[fp])}, read once", file=sys.stderr)
-            rep.reduced = None
+        if copy_of(rep, seen, flt):  # a copy (foo.log and foo.log.bak): counted once
             texts.drop(rep.name)
             del ev
             continue
-        if fp is not None:
-            seen[fp] = rep.name
         rep.events = ev.height
         matched_records = ev.select(pl.col("line").n_unique()).item() if ev.height else 0
         rep.unmatched_records = rep.records - matched_records
@@ -302,17 +293,42 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
         events = matcher.complete(in_time_order(held))
     out = EventSet(events, reports, files, texts)
     if flt is not None:
-        flt.adopt_zone(reports)
-        flt.resolve(*out.span)
-        if flt.since or flt.until:
-            events = events.filter(flt.expr())
-        if flt.events:
-            events = events.filter(pl.col("event").is_in(flt.keep_names(events["event"].unique().to_list(), flt.events)))
-        if flt.systems:
-            events = events.filter(pl.col("system").is_in(flt.systems) | pl.col("pack").is_in(flt.systems))
-        out.events = events
-        # (the column alone: a group_by of the whole table copies every column first)
-        counts = dict(events.select("path").group_by("path", maintain_order=True).len().iter_rows()) if events.height else {}
-        for rep in out.inputs:
-            rep.events = int(counts.get(rep.name, 0))
+        filtered(out, flt)
     return out
+
+
+def copy_of(rep: InputReport, seen: dict[tuple, str], flt: EventFilter | None) -> bool:
+    """Is this input a copy of one read before it (same fingerprint: foo.log and foo.log.bak)? Then
+    it is marked skipped (counted once) and, for ``events`` and ``timeline``, said on stderr."""
+    fp = rep.stats.fingerprint
+    if fp is not None and fp in seen:
+        rep.skipped_input = f"same content as {seen[fp]} (read once)"
+        if flt is not None and flt.say_copies:  # events, timeline: a grep user would think both were searched
+            from logsleuth.safe import visible
+
+            print(f"logsleuth: note: {visible(rep.name)}: same content as {visible(seen[fp])}, read once", file=sys.stderr)
+        rep.reduced = None
+        return True
+    if fp is not None:
+        seen[fp] = rep.name
+    return False
+
+
+def filtered(out: EventSet, flt: EventFilter) -> None:
+    """``out``'s events narrowed by --since/--until, --event and --system (their zone chosen from
+    the inputs first), and each input's event count made what is left."""
+    reports = out.inputs
+    events = out.events
+    flt.adopt_zone(reports)
+    flt.resolve(*out.span)
+    if flt.since or flt.until:
+        events = events.filter(flt.expr())
+    if flt.events:
+        events = events.filter(pl.col("event").is_in(flt.keep_names(events["event"].unique().to_list(), flt.events)))
+    if flt.systems:
+        events = events.filter(pl.col("system").is_in(flt.systems) | pl.col("pack").is_in(flt.systems))
+    out.events = events
+    # (the column alone: a group_by of the whole table copies every column first)
+    counts = dict(events.select("path").group_by("path", maintain_order=True).len().iter_rows()) if events.height else {}
+    for rep in out.inputs:
+        rep.events = int(counts.get(rep.name, 0))

@@ -134,6 +134,13 @@ def _events_table(store: Path, packs) -> pl.DataFrame:
         events = pl.scan_parquet(files, hive_partitioning=True, glob=False).collect()
     except Exception as e:  # a truncated or tampered part: Polars' ComputeError, OSError, ...
         raise _bad(store, f"a part of the events table cannot be read: {_first_line(e)}") from None
+    return typed(events, packs, lambda what: _bad(store, what))
+
+
+def typed(events: pl.DataFrame, packs, bad) -> pl.DataFrame:
+    """The events table read back with the columns and types a fresh one has (a vocabulary field
+    the table was written without: nulls); ``bad(what)`` makes the error for a table that is not
+    one."""
     expected = dict(BASE_SCHEMA)
     if packs is not None:
         for f in packs.vocabulary:
@@ -143,7 +150,7 @@ def _events_table(store: Path, packs) -> pl.DataFrame:
         have = events.schema.get(col)
         if have is None:
             if col in BASE_SCHEMA and col not in ("line_end", "ts_text", "host", "thread", "logger", "level", "component"):
-                raise _bad(store, f"the events table has no column {col!r}")
+                raise bad(f"the events table has no column {col!r}")
             fixes.append(pl.lit(None, dtype=dtype).alias(col))  # a field this table was written without
         elif have != dtype:
             fixes.append(pl.col(col).cast(dtype, strict=True))
@@ -151,7 +158,7 @@ def _events_table(store: Path, packs) -> pl.DataFrame:
         try:
             events = events.with_columns(fixes)
         except Exception as e:
-            raise _bad(store, f"a column of the events table has the wrong type: {_first_line(e)}") from None
+            raise bad(f"a column of the events table has the wrong type: {_first_line(e)}") from None
     return events
 
 
@@ -192,11 +199,17 @@ def read(store: Path, packs=None) -> EventSet:
         if cov is not None:
             rep.coverage = cov.filter(pl.col("path") == rep.name).drop("path").sort("ts")
         inputs.append(rep)
+    return assembled(events, inputs, lambda what: _bad(store, what))
+
+
+def assembled(events: pl.DataFrame, inputs: list[InputReport], bad) -> EventSet:
+    """An events table read back (``typed``) and the inputs' reports as ``collect`` hands them over:
+    ``file`` an enum of the inputs in order, time-ordered, the texts held apart again."""
     names = [r.name for r in inputs]
     if len(set(names)) != len(names):
-        raise _bad(store, "an input is listed twice in inputs.json")
+        raise bad("an input is listed twice in inputs.json")
     if events.height and events["event"].null_count():
-        raise _bad(store, "an event without a name in the events table")
+        raise bad("an event without a name in the events table")
     if events.height:
         cols = ["system"] + [c for c in events.columns if c != "system"]
         known = pl.when(pl.col("path").is_in(names)).then(pl.col("path"))

@@ -63,6 +63,11 @@ def of(a: Analysis) -> Provenance:
         if r.name == "<stdin>":
             files.append(InputFile(r.name, None, None, "standard input: not kept"))
             continue
+        from logsleuth.ingest.remote import is_url
+
+        if is_url(r.name):  # not fetched a second time to hash it
+            files.append(InputFile(r.name, r.stats.bytes_read or None, None, "in an object store: not hashed"))
+            continue
         where = Path(r.name) if Path(r.name).exists() or not r.location else Path(r.location)
         try:
             digest = sha256(where)

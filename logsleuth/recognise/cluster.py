@@ -1,0 +1,356 @@
+"""The reading stage on a Dask cluster (``--engine dask``): one task per input, largest first; each
+task reads and recognises its input exactly as a plain run does (``events.collect`` of that one
+input) and writes its events as Parquet parts to a store every worker and this machine can reach;
+the driver (this process) gathers the inputs' reports, drops copies, reads the parts back into one
+events table and hands over an ``EventSet`` as ``collect`` does, so correlation, the detectors and
+every output are the same code as in a plain run. docs/scale.md says how to run it.
+
+    STORE/events/system=<system>/part-<input>.parquet    one part per input and system
+
+The store is ``--store DIR|URL``; without one, a temporary directory on this machine (a local
+cluster's workers share its disk), removed at the end unless ``--keep-store``. Dask and fsspec are
+imported only here, only with ``--engine dask`` (or a URL input): a plain run imports neither."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import polars as pl
+
+from logsleuth import __version__
+from logsleuth.errors import LogsleuthError, RunError
+from logsleuth.ingest import remote
+from logsleuth.ingest.inputs import InputReport, ReadOptions
+from logsleuth.ingest.stats import ReadStats
+from logsleuth.recognise import eventstore
+from logsleuth.recognise.events import EventFilter, EventSet, copy_of, filtered
+
+EXTRA = remote.EXTRA
+THREADS = "threads"  # --scheduler threads: an in-process cluster (one process, a thread per worker)
+CONNECT_TIMEOUT = "10s"
+
+
+@dataclass
+class Engine:
+    """How the reading stage runs: ``local`` (this process) or ``dask``."""
+
+    name: str = "local"
+    scheduler: str | None = None  # tcp://host:8786, "threads", or None: $DASK_SCHEDULER_ADDRESS, else a local cluster
+    workers: int | None = None  # a local cluster's worker processes (default: this machine's cores)
+    store: str | None = None  # where the workers write the events (DIR or URL); None: a temporary directory here
+    keep_store: bool = False
+    storage_options: dict = field(default_factory=dict)  # fsspec's, for URL inputs and a URL store
+
+    @property
+    def address(self) -> str | None:
+        return self.scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS") or None
+
+
+@dataclass(frozen=True)
+class Task:
+    """One input to read on a worker."""
+
+    index: int  # its place among the inputs (the order a plain run reads them in)
+    name: str  # what users see: the path as given or found, or the URL
+    path: str | None  # a local path (absolute when the workers may be elsewhere)
+    url: remote.Remote | None
+    size: int
+    from_directory: bool
+
+
+@dataclass
+class Outcome:
+    """What a task hands back (small: the events are in the store)."""
+
+    index: int
+    report: InputReport | None
+    parts: list[tuple[str, str]]  # (system, part path relative to the store)
+    error: str | None = None
+    fatal: bool = False  # a problem of the whole run (RunError), or a worker of another version
+
+
+def need_dask():
+    try:
+        import distributed
+    except ImportError:
+        raise LogsleuthError(f"--engine dask needs the dask extra: {EXTRA}") from None
+    return distributed
+
+
+# --------------------------------------------------------------------------- planning (the driver)
+
+
+def plan(paths: list[str], storage_options: dict, absolute: bool) -> list[Task | tuple[str, str, bool]]:
+    """The inputs, in the order a plain run reads them: a Task each, or (name, error, from_directory)
+    for a named input that is not there. ``absolute``: local paths made absolute (the workers may
+    run in another directory)."""
+    from logsleuth.ingest.sources import expand
+
+    out: list = []
+    for i, src in enumerate(expand(list(paths), carry_on=len(paths) > 1, storage_options=storage_options)):
+        if src.is_stdin:
+            raise LogsleuthError("-: standard input cannot be read on a cluster (give files or URLs, or drop --engine dask)")
+        if src.data is not None:
+            raise LogsleuthError(f"{src.name}: an input held in memory cannot be read on a cluster")
+        if src.error is not None:
+            out.append((src.name, src.error, src.from_directory))
+        elif src.remote is not None:
+            r = src.remote
+            out.append(Task(i, src.name, None, r, r.size or 0, src.from_directory))  # type: ignore[attr-defined]
+        else:
+            try:
+                size = os.stat(src.path).st_size  # type: ignore[arg-type]
+            except OSError:
+                size = 0
+            where = str(Path(src.path).absolute()) if absolute else str(src.path)  # type: ignore[arg-type]
+            out.append(Task(i, src.name, where, None, size, src.from_directory))
+    return out
+
+
+# --------------------------------------------------------------------------- the task (a worker)
+
+
+def _source(task: Task, storage_options: dict):
+    from logsleuth.ingest.sources import Source
+
+    if task.url is not None:
+        return Source(task.name, None, remote=task.url, storage_options=storage_options)
+    return Source(task.name, Path(task.path or task.name))
+
+
+def _store_fs(store: str, storage_options: dict):
+    if remote.is_url(store):
+        return remote._fs(store, storage_options)
+    return None, store
+
+
+def _write_part(frame: pl.DataFrame, store: str, rel: str, storage_options: dict) -> None:
+    fs, base = _store_fs(store, storage_options)
+    if fs is None:
+        target = Path(base) / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        frame.write_parquet(target)
+        return
+    path = f"{base.rstrip('/')}/{rel}"
+    fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
+    with fs.open(path, "wb") as fh:
+        frame.write_parquet(fh)
+
+
+def read_task(task: Task, opts: ReadOptions, packs, store: str, storage_options: dict, version: str, templates: bool) -> Outcome:
+    """Read and recognise one input, write its events to the store; runs on a worker."""
+    if version != __version__:
+        return Outcome(task.index, None, [], f"a worker runs logsleuth {__version__} and this machine {version}: "
+                       "install the same version on the workers", fatal=True)
+    from logsleuth.recognise.events import collect
+    from logsleuth.recognise.eventstore import parquet_table
+
+    try:
+        result = collect([_source(task, storage_options)], opts, packs, None, templates=templates)
+    except RunError as e:
+        return Outcome(task.index, None, [], str(e), fatal=True)
+    except LogsleuthError as e:
+        return Outcome(task.index, None, [], str(e))
+    except Exception as e:  # noqa: BLE001 - one input's failure, reported as that input's (the rest are read)
+        return Outcome(task.index, None, [], f"{task.name}: could not be read on a worker ({type(e).__name__}: {remote._first_line(e)})")
+    parts: list[tuple[str, str]] = []
+    try:
+        ev = parquet_table(result.events, result.texts)
+        if ev.height:
+            ev = ev.with_columns(pl.col("system").fill_null("unknown"))
+            for (system,), part in ev.group_by("system", maintain_order=True):
+                rel = f"events/system={system}/part-{task.index:06d}.parquet"
+                _write_part(part.drop("system"), store, rel, storage_options)
+                parts.append((str(system), rel))
+    except OSError as e:
+        return Outcome(task.index, None, [], f"the store {remote._shown(store)} cannot be written by a worker ({remote._first_line(e)})", fatal=True)
+    finally:
+        if result.texts is not None:
+            result.texts.close()
+    rep = result.inputs[0]
+    return Outcome(task.index, rep, parts)
+
+
+# --------------------------------------------------------------------------- the run (the driver)
+
+
+@contextlib.contextmanager
+def _client(engine: Engine) -> Iterator:
+    import logging
+
+    distributed = need_dask()
+    addr = engine.address
+    cores = os.cpu_count() or 1
+    with contextlib.ExitStack() as stack:
+        if addr and addr != THREADS:
+            try:
+                client = distributed.Client(addr, timeout=CONNECT_TIMEOUT, set_as_default=False)
+            except (OSError, TimeoutError, ValueError) as e:
+                raise LogsleuthError(f"cannot reach the Dask scheduler at {remote._shown(addr)} ({remote._first_line(e)})") from None
+            stack.callback(client.close)
+            yield client, False
+            return
+        n = engine.workers or cores
+        # the cluster's own scratch space (Dask's lock files and spill) in a directory of this run,
+        # removed when the cluster is closed (Dask leaves dask-scratch-space/ in $TMPDIR otherwise)
+        import dask
+
+        from logsleuth.ingest.texts import base_dir, sweep
+
+        sweep(base_dir())
+        scratch = tempfile.mkdtemp(prefix=f"logsleuth-store-{os.getpid()}-dask-", dir=base_dir())
+        stack.callback(shutil.rmtree, scratch, True)
+        stack.enter_context(dask.config.set({"temporary-directory": scratch}))
+        if addr == THREADS:
+            cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=n, processes=False, dashboard_address=None,
+                                               silence_logs=logging.ERROR, local_directory=scratch)
+        else:
+            threads = str(max(1, cores // n))  # Polars' own pool per worker, so n workers do not each take every core
+            cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                                               silence_logs=logging.ERROR, local_directory=scratch,
+                                               env={"POLARS_MAX_THREADS": threads})
+        stack.callback(cluster.close)
+        client = distributed.Client(cluster, set_as_default=False)
+        stack.callback(client.close)
+        yield client, True
+
+
+@contextlib.contextmanager
+def _store(engine: Engine, on_this_machine: bool) -> Iterator[str]:
+    if engine.store:
+        if not remote.is_url(engine.store):
+            p = Path(engine.store)
+            if p.exists() and (not p.is_dir() or any(p.iterdir())):
+                raise LogsleuthError(f"--store {remote._shown(engine.store)}: the directory is not empty (give a new or empty one)")
+            p.mkdir(parents=True, exist_ok=True)
+            yield str(p.absolute())
+        else:
+            yield engine.store
+        return
+    if not on_this_machine:
+        raise LogsleuthError("a remote Dask cluster writes the events where this machine can read them: give --store URL "
+                             "(e.g. s3://bucket/prefix) or a directory every worker and this machine share")
+    from logsleuth.ingest.texts import base_dir, sweep
+
+    where = base_dir()
+    sweep(where)
+    d = tempfile.mkdtemp(prefix=f"logsleuth-store-{os.getpid()}-", dir=where)
+    try:
+        yield d
+    finally:
+        if not engine.keep_store:
+            shutil.rmtree(d, ignore_errors=True)
+        else:
+            print(f"logsleuth: note: the events store is kept in {d}", file=sys.stderr)
+
+
+def _read_parts(store: str, parts: list[tuple[str, str]], storage_options: dict) -> pl.DataFrame:
+    fs, base = _store_fs(store, storage_options)
+    frames = []
+    for system, rel in sorted(parts, key=lambda p: (p[0], p[1])):  # as an events directory is read: by system, then input
+        try:
+            if fs is None:
+                frame = pl.read_parquet(Path(base) / rel)
+            else:
+                with fs.open(f"{base.rstrip('/')}/{rel}", "rb") as fh:
+                    frame = pl.read_parquet(fh)
+        except Exception as e:  # noqa: BLE001 - a part gone or damaged between write and read
+            raise RunError(f"the events store {remote._shown(store)}: {rel} cannot be read ({remote._first_line(e)})") from None
+        frames.append(frame.with_columns(system=pl.lit(system)))
+    if not frames:
+        return pl.DataFrame(schema=eventstore.BASE_SCHEMA)
+    return pl.concat(frames, how="diagonal_relaxed")
+
+
+def collect(paths: list[str], opts: ReadOptions, packs, engine: Engine, flt: EventFilter | None = None, templates: bool = False) -> EventSet:
+    """``events.collect`` with the inputs read on a Dask cluster: the same EventSet."""
+    from logsleuth.ingest.reader import _warn_unmatched_globs, not_read
+    from logsleuth.ingest.timeparse import local_zone
+
+    if flt is not None:
+        flt.check(packs)
+    need_dask()
+    with _client(engine) as (client, local_cluster):
+        planned = plan(list(paths), engine.storage_options, absolute=not local_cluster)
+        if not planned:
+            raise LogsleuthError("no input given")
+        tasks = [t for t in planned if isinstance(t, Task)]
+        _warn_unmatched_globs(opts, [t.name for t in tasks])
+        worker_opts = dataclasses.replace(opts, progress=None, failed=[], one_of_many=True, machine_zone=opts.machine_zone or local_zone())
+        with _store(engine, local_cluster) as store:
+            outcomes = _run(client, tasks, worker_opts, packs, store, engine.storage_options, templates)
+            return _gathered(planned, outcomes, opts, packs, flt, store, engine.storage_options, not_read)
+
+
+def _run(client, tasks: list[Task], opts: ReadOptions, packs, store: str, storage_options: dict, templates: bool) -> dict[int, Outcome]:
+    from distributed import as_completed
+
+    shared = client.scatter(packs, broadcast=True, hash=False)
+    futures = {}
+    for t in sorted(tasks, key=lambda t: -t.size):  # the largest first: it bounds the wall time
+        fut = client.submit(read_task, t, opts, shared, store, storage_options, __version__, templates, pure=False, key=f"logsleuth-read-{t.index}-{os.getpid()}-{id(t)}")
+        futures[fut] = t
+    out: dict[int, Outcome] = {}
+    with client.as_current():
+        for fut in as_completed(list(futures)):
+            t = futures[fut]
+            try:
+                got = fut.result()
+            except Exception as e:  # noqa: BLE001 - the worker died on it (KilledWorker after Dask's retries), or the task was lost
+                got = Outcome(t.index, None, [], f"{t.name}: could not be read on the cluster ({type(e).__name__}: {remote._first_line(e)})")
+            if got.fatal:
+                for other in futures:
+                    other.cancel()
+                raise RunError(got.error or "a worker failed")
+            out[t.index] = got
+    return out
+
+
+def _gathered(planned: list, outcomes: dict[int, Outcome], opts: ReadOptions, packs, flt: EventFilter | None, store: str, storage_options: dict,
+              not_read) -> EventSet:
+    reports: list[InputReport] = []
+    parts: list[tuple[str, str]] = []
+    seen: dict[tuple, str] = {}
+    single = len(planned) == 1
+    for i, item in enumerate(planned):
+        if not isinstance(item, Task):
+            name, error, from_directory = item
+            rep = InputReport(name, ReadStats(), events=0, unmatched_records=0)  # as collect counts an input it could not read
+            if single:
+                raise LogsleuthError(error)
+            not_read(rep, name, from_directory, LogsleuthError(error), opts)
+            reports.append(rep)
+            continue
+        got = outcomes[item.index]
+        if got.report is None:
+            if single and not item.from_directory:
+                raise LogsleuthError(got.error or f"{item.name}: could not be read")
+            rep = InputReport(item.name, ReadStats(), events=0, unmatched_records=0)
+            not_read(rep, item.name, item.from_directory, LogsleuthError(got.error or "could not be read"), opts)
+            reports.append(rep)
+            continue
+        rep = got.report
+        reports.append(rep)
+        if copy_of(rep, seen, flt):
+            continue
+        parts.extend(got.parts)
+    if len(opts.failed) == len(planned) > 1:
+        raise LogsleuthError(f"none of the {len(planned)} inputs could be read")
+    if all(r.skipped_input for r in reports):
+        raise LogsleuthError("no text logs found (every input was binary or unreadable)")
+    events = _read_parts(store, parts, storage_options)
+    bad = lambda what: RunError(f"the events store {remote._shown(store)} is not what the workers wrote ({what})")  # noqa: E731
+    events = eventstore.typed(events, packs, bad)
+    out = eventstore.assembled(events, reports, bad)
+    if flt is not None:
+        filtered(out, flt)
+    return out
+
