@@ -92,7 +92,7 @@ def analyze(
             raise LogsleuthError("give log paths or --events DIR, not both")
         if eng is not None:
             raise LogsleuthError("--engine dask reads logs; an events directory is read here (drop --engine)")
-        stored = eventstore.read(events_dir, packs)
+        stored = eventstore.read(events_dir, packs, opts.memory_budget)
         rich_report = False  # templates need the log lines themselves
     elif not paths:
         from logsleuth.ingest.sources import stdin_has_data

@@ -252,22 +252,21 @@ def _store(engine: Engine, on_this_machine: bool) -> Iterator[str]:
             print(f"logsleuth: note: the events store is kept in {d}", file=sys.stderr)
 
 
-def _read_parts(store: str, parts: list[tuple[str, str]], storage_options: dict) -> pl.DataFrame:
+def _parts(store: str, parts: list[tuple[str, str]], storage_options: dict) -> list[tuple[str, pl.LazyFrame]]:
+    """The parts the workers wrote, as an events directory is read: by system, then input."""
     fs, base = _store_fs(store, storage_options)
-    frames = []
-    for system, rel in sorted(parts, key=lambda p: (p[0], p[1])):  # as an events directory is read: by system, then input
+    out = []
+    for system, rel in sorted(parts, key=lambda p: (p[0], p[1])):
         try:
             if fs is None:
-                frame = pl.read_parquet(Path(base) / rel)
+                lf = pl.scan_parquet(Path(base) / rel, glob=False)
             else:
                 with fs.open(f"{base.rstrip('/')}/{rel}", "rb") as fh:
-                    frame = pl.read_parquet(fh)
+                    lf = pl.read_parquet(fh).lazy()
         except Exception as e:  # noqa: BLE001 - a part gone or damaged between write and read
             raise RunError(f"the events store {remote._shown(store)}: {rel} cannot be read ({remote._first_line(e)})") from None
-        frames.append(frame.with_columns(system=pl.lit(system)))
-    if not frames:
-        return pl.DataFrame(schema=eventstore.BASE_SCHEMA)
-    return pl.concat(frames, how="diagonal_relaxed")
+        out.append((system, lf))
+    return out
 
 
 def collect(paths: list[str], opts: ReadOptions, packs, engine: Engine, flt: EventFilter | None = None, templates: bool = False) -> EventSet:
@@ -346,10 +345,8 @@ def _gathered(planned: list, outcomes: dict[int, Outcome], opts: ReadOptions, pa
         raise LogsleuthError(f"none of the {len(planned)} inputs could be read")
     if all(r.skipped_input for r in reports):
         raise LogsleuthError("no text logs found (every input was binary or unreadable)")
-    events = _read_parts(store, parts, storage_options)
     bad = lambda what: RunError(f"the events store {remote._shown(store)} is not what the workers wrote ({what})")  # noqa: E731
-    events = eventstore.typed(events, packs, bad)
-    out = eventstore.assembled(events, reports, bad)
+    out = eventstore.streamed(_parts(store, parts, storage_options), reports, packs, opts.memory_budget, bad)
     if flt is not None:
         filtered(out, flt)
     return out

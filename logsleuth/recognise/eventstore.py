@@ -2,7 +2,7 @@
 reads it back, so matching (per file, anywhere) and correlation (once, over all events) can run
 apart. See docs/scale.md.
 
-    DIR/events/system=<system>/part-<n>.parquet   the events table, hive-partitioned by system
+    DIR/events/system=<system>/part-<n>.parquet   the events table, hive-partitioned by system, in parts of WRITE_ROWS
     DIR/coverage.parquet                          {path, ts, level, n}: each input's coverage table (coverage.py)
     DIR/inputs.json                               each input's report (inputs[] of the JSON contract)
 """
@@ -25,6 +25,7 @@ from logsleuth.ingest.inputs import InputReport, input_json
 from logsleuth.ingest.stats import ReadStats
 
 FORMAT = "logsleuth-events/1"
+WRITE_ROWS = 50_000  # events written per part (with their texts)
 
 
 # the columns every events table has (the records' and the matcher's); vocabulary fields come after
@@ -55,16 +56,20 @@ def write(result: EventSet, out: Path) -> int:
         raise LogsleuthError(f"{out}: the directory is not empty (give a new or empty one)")
     with atomic.replacing_dir(out) as tmp:
         (tmp / "events").mkdir(parents=True, exist_ok=True)
-        ev = parquet_table(result.events, result.texts)
-        ev = ev.with_columns(pl.col("system").fill_null("unknown"))
-        if ev.height == 0:  # no event: a part with no rows still says what the table holds
+        events = result.events
+        if events.height == 0:  # no event: a part with no rows still says what the table holds
             d = tmp / "events" / "system=unknown"
             d.mkdir(parents=True, exist_ok=True)
-            ev.drop("system").write_parquet(d / "part-0.parquet")
-        for (system,), part in ev.group_by("system", maintain_order=True):
-            d = tmp / "events" / f"system={system}"
-            d.mkdir(parents=True, exist_ok=True)
-            part.drop("system").write_parquet(d / "part-0.parquet")
+            parquet_table(events, result.texts).drop("system").write_parquet(d / "part-000000.parquet")
+        # a slice at a time, its texts put back and written: memory bounded by the slice, not the
+        # table (an events table past the memory budget is on disk; all of it with its texts is GBs)
+        for n, rows in enumerate(events.iter_slices(WRITE_ROWS)):
+            ev = parquet_table(rows, result.texts).with_columns(pl.col("system").fill_null("unknown"))
+            for (system,), part in ev.group_by("system", maintain_order=True):
+                d = tmp / "events" / f"system={system}"
+                d.mkdir(parents=True, exist_ok=True)
+                part.drop("system").write_parquet(d / f"part-{n:06d}.parquet")
+            del ev, rows
         cov = [r.coverage.with_columns(path=pl.lit(r.name)) for r in result.inputs if r.coverage is not None and r.coverage.height]
         if cov:
             pl.concat(cov, how="vertical_relaxed").write_parquet(tmp / "coverage.parquet")
@@ -125,16 +130,13 @@ def _no_constant(name: str):
     raise ValueError(f"{name} is not a number JSON allows")
 
 
-def _events_table(store: Path, packs) -> pl.DataFrame:
+def _parts(store: Path) -> list[tuple[str, pl.LazyFrame]]:
+    """Each part of the events table as (system, a lazy scan of it), checked as untrusted files."""
     files = sorted((store / "events").glob("system=*/*.parquet"))
     if not files:
         raise _bad(store, "no events/system=*/part-*.parquet")
     files = [_checked(store, f, MAX_PART_BYTES) for f in files]
-    try:
-        events = pl.scan_parquet(files, hive_partitioning=True, glob=False).collect()
-    except Exception as e:  # a truncated or tampered part: Polars' ComputeError, OSError, ...
-        raise _bad(store, f"a part of the events table cannot be read: {_first_line(e)}") from None
-    return typed(events, packs, lambda what: _bad(store, what))
+    return [(f.parent.name.partition("=")[2], pl.scan_parquet(f, glob=False)) for f in files]
 
 
 def typed(events: pl.DataFrame, packs, bad) -> pl.DataFrame:
@@ -162,7 +164,7 @@ def typed(events: pl.DataFrame, packs, bad) -> pl.DataFrame:
     return events
 
 
-def read(store: Path, packs=None) -> EventSet:
+def read(store: Path, packs=None, memory_budget: int | None = None) -> EventSet:
     """The events directory ``write`` made, validated: a tampered, truncated or foreign directory is
     one line (exit 2), never an internal error."""
     meta = store / "inputs.json"
@@ -176,7 +178,7 @@ def read(store: Path, packs=None) -> EventSet:
         raise _bad(store, "inputs.json is not an object")
     if doc.get("format") != FORMAT:
         raise LogsleuthError(f"{store}: events written in format {doc.get('format')!r}, this logsleuth reads {FORMAT!r}")
-    events = _events_table(store, packs)
+    parts = _parts(store)
     cov = None
     if (store / "coverage.parquet").exists() or (store / "coverage.parquet").is_symlink():
         _checked(store, store / "coverage.parquet", MAX_PART_BYTES)
@@ -199,33 +201,85 @@ def read(store: Path, packs=None) -> EventSet:
         if cov is not None:
             rep.coverage = cov.filter(pl.col("path") == rep.name).drop("path").sort("ts")
         inputs.append(rep)
-    return assembled(events, inputs, lambda what: _bad(store, what))
+    return streamed(parts, inputs, packs, memory_budget, lambda what: _bad(store, what))
 
 
-def assembled(events: pl.DataFrame, inputs: list[InputReport], bad) -> EventSet:
-    """An events table read back (``typed``) and the inputs' reports as ``collect`` hands them over:
-    ``file`` an enum of the inputs in order, time-ordered, the texts held apart again."""
+READ_ROWS = 25_000  # events read back at a time
+
+
+def streamed(parts: list[tuple[str, pl.LazyFrame]], inputs: list[InputReport], packs, memory_budget: int | None, bad) -> EventSet:
+    """The events table read back a slice at a time, as ``collect`` builds it from fresh reads: the
+    texts to the text store (on disk), the rest held per input within the memory budget and put on
+    disk past it, then ``file`` an enum of the inputs in order and the whole in time order. So
+    ``analyze --events DIR`` and a cluster's driver take about the memory a plain run takes, not
+    the whole table with its texts. ``parts``: (system, lazy scan) in the order written; ``bad(what)``
+    makes the error for a table that is not one (exit 2)."""
+    from logsleuth.ingest.reader import concat_aligned
+    from logsleuth.ingest.texts import STORED, TextStore
+    from logsleuth.recognise import spill
+    from logsleuth.recognise.events import in_time_order
+
     names = [r.name for r in inputs]
     if len(set(names)) != len(names):
         raise bad("an input is listed twice in inputs.json")
-    if events.height and events["event"].null_count():
-        raise bad("an event without a name in the events table")
-    if events.height:
-        cols = ["system"] + [c for c in events.columns if c != "system"]
-        known = pl.when(pl.col("path").is_in(names)).then(pl.col("path"))
-        events = events.select(cols).with_columns(file=known.cast(file_enum(names)))
-        events = events.sort(["ts", "file", "line"], nulls_last=True, maintain_order=True)
-    else:
-        events = events.with_columns(file=pl.lit(None, dtype=pl.String).cast(file_enum(names)))
-    from logsleuth.ingest.texts import STORED, TextStore
-
+    known = set(names)
+    budget = spill.Budget(memory_budget)
     texts = TextStore()  # the texts held apart, as for freshly read events (ingest/texts.py)
-    if events.height:
-        for (name,), part in events.select("file", "line", *STORED).group_by("file", maintain_order=True):
-            if name is not None:
-                texts.add_frame(str(name), part.select("line", *STORED).unique("line", keep="first", maintain_order=True))
-    events = categories(events.drop(STORED))  # as freshly read events hold them
-    return EventSet(events, inputs, [r.name for r in inputs], texts)
+    holders: dict[str | None, spill.Holder] = {}
+    sinks: dict[str, object] = {}
+    for system, lf in parts:
+        try:
+            n = int(lf.select(pl.len()).collect().item())
+            slices = [lf.slice(at, READ_ROWS).collect() for at in range(0, n, READ_ROWS)] if n <= READ_ROWS else None
+        except Exception as e:  # a truncated or tampered part: Polars' ComputeError, OSError, ...
+            raise bad(f"a part of the events table cannot be read: {_first_line(e)}") from None
+        for at in range(0, n, READ_ROWS):
+            if slices is not None:
+                batch = slices[at // READ_ROWS]
+            else:
+                try:
+                    batch = lf.slice(at, READ_ROWS).collect()
+                except Exception as e:
+                    raise bad(f"a part of the events table cannot be read: {_first_line(e)}") from None
+            batch = typed(batch.with_columns(system=pl.lit(system)), packs, bad)
+            if batch["event"].null_count():
+                raise bad("an event without a name in the events table")
+            batch = batch.select(["system"] + [c for c in batch.columns if c != "system"])
+            for (path,), rows in batch.group_by("path", maintain_order=True):
+                name = path if path in known else None
+                if name is not None:
+                    if name not in sinks:
+                        sinks[name] = texts.sink(name)
+                    sinks[name](rows.select("line", *STORED))  # type: ignore[operator]
+                holders.setdefault(name, spill.Holder(budget)).add(categories(rows.drop(STORED)))
+            del batch
+    enum = file_enum(names)
+    frames: list = []
+    for name in [*names, None]:
+        h = holders.pop(name, None)
+        if not h:
+            continue
+        named = dict(file=pl.lit(name, dtype=pl.String))
+        if h.parts:
+            view = h.view()
+            frames.append((view, named))
+        else:
+            frames.append(concat_aligned(h.frames).with_columns(**named))
+    if not frames:  # no event: the columns the table was written with
+        try:
+            written = pl.DataFrame(schema=parts[0][1].collect_schema()) if parts else pl.DataFrame(schema=BASE_SCHEMA).drop("system")
+        except Exception as e:  # noqa: BLE001 - a part whose footer cannot be read
+            raise bad(f"a part of the events table cannot be read: {_first_line(e)}") from None
+        empty = typed(written.with_columns(system=pl.lit(None, dtype=pl.String)), packs, bad)
+        empty = empty.select(["system"] + [c for c in empty.columns if c != "system"])
+        events = categories(empty.drop(STORED, strict=False).with_columns(file=pl.lit(None, dtype=pl.String).cast(enum)))
+    elif budget.spill is not None:  # past the budget: the parts aligned and typed one by one, then put in time order on disk
+        events = spill.finish(frames, lambda part: categories(part.with_columns(pl.col("file").cast(enum))))
+        events = in_time_order([events])
+    else:
+        events = spill.finish(frames, lambda table: table)
+        events = in_time_order([categories(events.with_columns(pl.col("file").cast(enum)))])
+    return EventSet(events, inputs, names, texts)
 
 
 def _int(d: dict, key: str, default: int = 0) -> int:
