@@ -41,12 +41,15 @@ def test_a_local_process_cluster_gives_the_plain_runs_findings_and_events(tmp_pa
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     env = {"TMPDIR": str(scratch)}
-    plain = _dask("analyze", "--tz", "UTC", "-f", "json", *MIXED, env=env)
+    copy = tmp_path / "orders-producer.log.bak"  # a copy under another name: read once
+    shutil.copy(SAMPLES / "kafka-outage" / "orders-producer.log", copy)
+    inputs = [*MIXED, copy]
+    plain = _dask("analyze", "--tz", "UTC", "-f", "json", *inputs, env=env)
     assert plain.code == 0 and len(plain.json()["findings"]) >= 8, plain
-    clustered = _dask("analyze", "--tz", "UTC", "-f", "json", "--engine", "dask", "--workers", "2", *MIXED, env=env)
+    clustered = _dask("analyze", "--tz", "UTC", "-f", "json", "--engine", "dask", "--workers", "2", *inputs, env=env)
     _same(plain, clustered)
-    plain = _dask("events", "--tz", "UTC", "-f", "ndjson", *MIXED, env=env)
-    clustered = _dask("events", "--tz", "UTC", "-f", "ndjson", "--engine", "dask", "--workers", "2", *MIXED, env=env)
+    plain = _dask("events", "--tz", "UTC", "-f", "ndjson", *inputs, env=env)
+    clustered = _dask("events", "--tz", "UTC", "-f", "ndjson", "--engine", "dask", "--workers", "2", *inputs, env=env)
     _same(plain, clustered)
     assert list(scratch.iterdir()) == []  # the store, Dask's scratch space and the texts: all removed
 
@@ -143,6 +146,46 @@ def test_an_external_scheduler_and_worker_write_the_store_this_machine_reads(tmp
         assert parts and all(p.startswith("events/system=") for p in parts), parts
         r = _dask(*args, "--engine", "dask", "--store", store, "--scheduler", addr)
         assert r.code == 2 and r.err == f"logsleuth: error: --store {store}: the directory is not empty (give a new or empty one)\n", r
+    finally:
+        _stop(procs)
+
+
+def test_a_worker_killed_while_reading_is_replaced_and_the_answer_is_the_same(tmp_path):
+    """The worker reading the big input is killed (SIGKILL) in the middle of it: its nanny starts
+    a new one, Dask runs the task again, and the findings are those of a plain run."""
+    import signal
+    import threading
+
+    from distributed import Client
+
+    big = tmp_path / "broker.log"
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gen_broker_log.py"), "--lines", "400000", "--out", str(big), "--event-rate", "0.2"],
+                   check=True, capture_output=True)
+    inputs = [big, SAMPLES / "kafka-outage"]
+    addr, procs = _scheduler_and_worker(tmp_path)
+    killed: list[int] = []
+
+    def kill_the_reader() -> None:
+        with Client(addr, timeout="10s") as c:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and not killed:
+                busy = [w for w, keys in c.processing().items() if any("logsleuth-read-0-" in str(k) for k in keys)]
+                if busy:
+                    time.sleep(1.0)  # well into the read
+                    pids = c.run(os.getpid, workers=busy)
+                    for pid in pids.values():
+                        os.kill(pid, signal.SIGKILL)
+                        killed.append(pid)
+                    return
+                time.sleep(0.1)
+
+    try:
+        killer = threading.Thread(target=kill_the_reader, daemon=True)
+        killer.start()
+        r = _dask("analyze", "--tz", "UTC", "-f", "json", *inputs, "--engine", "dask", "--scheduler", addr, "--store", tmp_path / "store")
+        killer.join(timeout=30)
+        assert killed, "the reading worker was never seen busy"
+        _same(_dask("analyze", "--tz", "UTC", "-f", "json", *inputs), r)
     finally:
         _stop(procs)
 

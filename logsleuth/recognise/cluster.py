@@ -5,7 +5,7 @@ the driver (this process) gathers the inputs' reports, drops copies, reads the p
 events table and hands over an ``EventSet`` as ``collect`` does, so correlation, the detectors and
 every output are the same code as in a plain run. docs/scale.md says how to run it.
 
-    STORE/events/system=<system>/part-<input>.parquet    one part per input and system
+    STORE/events/system=<system>/part-<input>-<n>.parquet    parts of each input's events, per system
 
 The store is ``--store DIR|URL``; without one, a temporary directory on this machine (a local
 cluster's workers share its disk), removed at the end unless ``--keep-store``. Dask and fsspec are
@@ -163,13 +163,15 @@ def read_task(task: Task, opts: ReadOptions, packs, store: str, storage_options:
         return Outcome(task.index, None, [], f"{task.name}: could not be read on a worker ({type(e).__name__}: {remote._first_line(e)})")
     parts: list[tuple[str, str]] = []
     try:
-        ev = parquet_table(result.events, result.texts)
-        if ev.height:
-            ev = ev.with_columns(pl.col("system").fill_null("unknown"))
+        # a slice at a time with its texts (as eventstore.write): the whole table with its texts
+        # would take GBs on a dense log
+        for n, rows in enumerate(result.events.iter_slices(eventstore.WRITE_ROWS)):
+            ev = parquet_table(rows, result.texts).with_columns(pl.col("system").fill_null("unknown"))
             for (system,), part in ev.group_by("system", maintain_order=True):
-                rel = f"events/system={system}/part-{task.index:06d}.parquet"
+                rel = f"events/system={system}/part-{task.index:06d}-{n:06d}.parquet"
                 _write_part(part.drop("system"), store, rel, storage_options)
                 parts.append((str(system), rel))
+            del ev, rows
     except OSError as e:
         return Outcome(task.index, None, [], f"the store {remote._shown(store)} cannot be written by a worker ({remote._first_line(e)})", fatal=True)
     finally:
@@ -187,6 +189,10 @@ def _client(engine: Engine) -> Iterator:
     import logging
 
     distributed = need_dask()
+    # Dask's own log lines (a heartbeat that fails while the cluster shuts down, with its traceback)
+    # are not this run's output: what went wrong with an input or the cluster is said in one line
+    for name in ("distributed", "tornado", "asyncio"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     addr = engine.address
     cores = os.cpu_count() or 1
     with contextlib.ExitStack() as stack:
@@ -211,11 +217,11 @@ def _client(engine: Engine) -> Iterator:
         stack.enter_context(dask.config.set({"temporary-directory": scratch}))
         if addr == THREADS:
             cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=n, processes=False, dashboard_address=None,
-                                               silence_logs=logging.ERROR, local_directory=scratch)
+                                               silence_logs=logging.CRITICAL, local_directory=scratch)
         else:
             threads = str(max(1, cores // n))  # Polars' own pool per worker, so n workers do not each take every core
             cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                                               silence_logs=logging.ERROR, local_directory=scratch,
+                                               silence_logs=logging.CRITICAL, local_directory=scratch,
                                                env={"POLARS_MAX_THREADS": threads})
         stack.callback(cluster.close)
         client = distributed.Client(cluster, set_as_default=False)
@@ -292,7 +298,11 @@ def collect(paths: list[str], opts: ReadOptions, packs, engine: Engine, flt: Eve
 def _run(client, tasks: list[Task], opts: ReadOptions, packs, store: str, storage_options: dict, templates: bool) -> dict[int, Outcome]:
     from distributed import as_completed
 
-    shared = client.scatter(packs, broadcast=True, hash=False)
+    # the packs travel once, as a task that unpickles them (not scattered data: that is lost with the
+    # worker holding it and cannot be made again, and every read would be cancelled with it)
+    import pickle
+
+    shared = client.submit(pickle.loads, pickle.dumps(packs), pure=False, key=f"logsleuth-packs-{os.getpid()}-{id(packs)}")
     futures = {}
     for t in sorted(tasks, key=lambda t: -t.size):  # the largest first: it bounds the wall time
         fut = client.submit(read_task, t, opts, shared, store, storage_options, __version__, templates, pure=False, key=f"logsleuth-read-{t.index}-{os.getpid()}-{id(t)}")
@@ -339,6 +349,7 @@ def _gathered(planned: list, outcomes: dict[int, Outcome], opts: ReadOptions, pa
         rep = got.report
         reports.append(rep)
         if copy_of(rep, seen, flt):
+            rep.events = rep.unmatched_records = None  # as collect leaves a copy: not counted (filtered() counts its events)
             continue
         parts.extend(got.parts)
     if len(opts.failed) == len(planned) > 1:
