@@ -344,7 +344,8 @@ def test_sarama_logger_off_stall_from_the_application_lines(tmp_path):
     p.write_text(_golog(*DELIVERED, (182, f"send of message 6 failed after 180.85s: {OOB}", False), *BREAKER))
     f = one(p)
     (s,) = f["subjects"]
-    assert s["sarama_logger"] == "off" and s["kind"] == "blackhole" and s["topic_partition"] == "orders/?"
+    # the failing send names its topic, the deliveries before it their partition (issue 33)
+    assert s["sarama_logger"] == "off" and s["kind"] == "blackhole" and s["topic_partition"] == "orders/0"
     # the stall starts where the application's own figure puts the failing send, 1.15 s after its last line
     assert s["stall_seconds"] == 180.85 and s["send_seconds"] == 180.85 and s["start_estimated"] is False
     assert s["start_bound"] == "application figure" and abs(s["idle_seconds"] - 1.15) <= 0.01
@@ -359,6 +360,34 @@ def test_sarama_logger_off_stall_from_the_application_lines(tmp_path):
     assert "Findings: none" not in out
     assert "sarama's Logger was off" in out and "inside the failing send, not broken down" in out
     assert "the application measured 180.85 s" in out
+
+
+def test_sarama_logger_off_the_partition_that_stopped_getting_deliveries(tmp_path):
+    """sarama's Logger off and failing sends that name no partition (issue 33: the stall said
+    "unknown"): the partition the application delivered to before the stall and not during it is
+    the one named, and the text says it was inferred; a JSON logger's fields count as its words do.
+    Several partitions all silent at once (one blocked sender) name none."""
+    fail = [(128, f"send failed: {OOB}", False), (240, f"send failed: {OOB}", False)]
+    p = tmp_path / "orders-app-only.log"
+    p.write_text(_golog(*DELIVERED, *fail))
+    f = one(p)
+    assert f["subjects"][0]["topic_partition"] == "partition 0", f["subjects"]
+    out = _text(run("analyze", "--tz", "UTC", p, "--format", "text"))
+    assert "The failing sends name no partition: partition 0 is the one the application delivered to before the stall and not during it" in out
+    import datetime as dt
+
+    t0 = dt.datetime(2024, 5, 2, 10, 14, 50, tzinfo=dt.timezone.utc)
+    lines = [json.dumps({"level": "info", "message": "message delivered", "topic": "orders", "partition": 3, "offset": 100 + i,
+                         "time": (t0 + dt.timedelta(seconds=i)).strftime("%Y-%m-%dT%H:%M:%SZ")}) for i in range(5)]
+    lines.append(json.dumps({"level": "error", "error": OOB, "message": "send failed", "time": (t0 + dt.timedelta(seconds=132)).strftime("%Y-%m-%dT%H:%M:%SZ")}))
+    lines.append(json.dumps({"level": "error", "error": OOB, "message": "send failed", "time": (t0 + dt.timedelta(seconds=372)).strftime("%Y-%m-%dT%H:%M:%SZ")}))
+    z = tmp_path / "orders-zerolog.log"
+    z.write_text("\n".join(lines) + "\n")
+    assert one(z)["subjects"][0]["topic_partition"] == "orders/3"
+    both = [(1, f"message {i} delivered to partition {i % 2} at offset {8630 + i}", False) for i in range(1, 7)]
+    q = tmp_path / "two-partitions.log"
+    q.write_text(_golog(*both, *fail))
+    assert one(q)["subjects"][0]["topic_partition"] == "unknown"
 
 
 def test_sarama_logger_off_without_a_figure_uses_the_gap_and_the_pace(tmp_path):

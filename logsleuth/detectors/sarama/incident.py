@@ -56,6 +56,7 @@ class Incident:
     episode: Episode | None = None  # the client model's episode (broker state, partitions), Logger on
     delivery_row: dict | None = None  # the application's delivery that ended it (or came right after)
     delivery_latency: float | None = None  # that delivery's own latency figure
+    tps_from: str | None = None  # "deliveries": the partitions inferred from the application's deliveries (none of the chain's lines names one)
 
 
 def read_incident(path: str, df: pl.DataFrame, first: int, last: int, unseen: bool) -> Incident | None:
@@ -222,8 +223,12 @@ def _read(path: str, df: pl.DataFrame, seg: pl.DataFrame, unseen: bool, pre: dic
             tp = f"{r['topic']}/{r['partition']}"
         if tp and tp not in tps:
             tps.append(tp)
+    tps_from = None
     if not tps:
-        topic = next((r.get("topic") for r in all_rows if r.get("topic")), None)
+        tps = _quiet_partitions(df, body, stall_rows)
+        tps_from = "deliveries" if tps else None
+    if not tps:
+        topic = next((r.get("topic") or r.get("app_topic") for r in all_rows if r.get("topic") or r.get("app_topic")), None)
         tps = [f"{topic}/?" if topic else "unknown"]
 
     # ---- which wait the produce request's failure ended: the error text tells (reference §C.3)
@@ -241,5 +246,28 @@ def _read(path: str, df: pl.DataFrame, seg: pl.DataFrame, unseen: bool, pre: dic
         path=path, seg=seg, unseen=unseen, pre=pre, body=body, end_j=end_j, ended_by=ended_by, stall_rows=stall_rows,
         err_row=err_row, figure=fig, coarse=coarse, inside=inside, kind=kind, broker=broker, node=node,
         seen_brokers=seen_brokers, several=several, delivered=delivered, first_error=first_error, tps=tps,
-        first_tok=first_tok, shape=shape, end_bound=end_bound, episode=ep,
+        first_tok=first_tok, shape=shape, end_bound=end_bound, episode=ep, tps_from=tps_from,
     )
+
+
+def _quiet_partitions(df: pl.DataFrame, body: list[dict], stall_rows: list[dict]) -> list[str]:
+    """When no line of the chain names a partition (sarama's Logger off, and the failing sends name
+    none): the partitions the application's own deliveries named before the chain and never during
+    the stall — the ones that stopped getting messages while it lasted. Topic from those deliveries
+    (or the failing sends) when they name one, else "partition N". None when the deliveries name no
+    partition, every partition delivered before also got deliveries during the stall, or several did
+    and none got any (a sender blocked as a whole tells nothing about which one stalled)."""
+    if "app_partition" not in df.columns or not body or not stall_rows:
+        return []
+    first_idx, end_idx = body[0]["idx"], stall_rows[-1]["idx"]
+    named = df.filter(pl.col("delivery") & pl.col("app_partition").is_not_null()).select("idx", "app_topic", "app_partition")
+    before = named.filter(pl.col("idx") < first_idx)
+    during = named.filter((pl.col("idx") > first_idx) & (pl.col("idx") < end_idx))
+    seen = set(before["app_partition"].to_list())
+    quiet = sorted(seen - set(during["app_partition"].to_list()))
+    if not quiet or (len(quiet) > 1 and len(quiet) == len(seen)):
+        return []  # several partitions before and none at all during: a blocked sender, not which partition stalled
+    topics = {t for t in before.filter(pl.col("app_partition").is_in(quiet))["app_topic"].to_list() if t}
+    topics = topics or {r.get("app_topic") for r in body if r.get("app_error") and r.get("app_topic")}
+    topic = next(iter(topics)) if len(topics) == 1 else None
+    return [f"{topic}/{p}" if topic else f"partition {p}" for p in quiet]

@@ -126,7 +126,7 @@ def _subjects(inc: Incident, t: Timing, cmp: Comparison, aft: dict) -> list[dict
     }
     # the errors returned to the application over the whole incident, per partition when the lines name it
     errs = [r for r in inc.body if r.get("app_error")]
-    per_tp = {tp: sum(1 for r in errs if r.get("app_partition") is not None and tp.rpartition("/")[2] == str(r["app_partition"])
+    per_tp = {tp: sum(1 for r in errs if r.get("app_partition") is not None and tp.rpartition("/")[2].rpartition(" ")[2] == str(r["app_partition"])
                       and (r.get("app_topic") is None or r["app_topic"] == tp.rpartition("/")[0])) for tp in inc.tps}
     unnamed = len(errs) - sum(per_tp.values())
     return [{"topic_partition": tp, **subj_common, "errors_returned": per_tp[tp] + (unnamed if len(inc.tps) == 1 else 0)} for tp in inc.tps]

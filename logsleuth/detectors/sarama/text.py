@@ -144,6 +144,8 @@ def root_cause(inc: Incident, t: Timing, cmp: Comparison, aft: dict) -> str:
             f"sarama's SendMessage on {tp_text} stalled {stall_txt} ({span}, {start_text(t) if t.start_bound != 'application figure' else 'from the start of the failing send as the application measured it'} to {end_txt}"
             + (f"; the application measured the send itself: {fig_txt}" if fig_txt else "")
             + f"). sarama's Logger was off (it discards its lines by default), so this log holds only the application's lines and the waits inside the send cannot be broken down. "
+            + (f"The failing sends name no partition: {tp_text} {'is the one' if len(inc.tps) == 1 else 'are those'} the application delivered to "
+               f"before the stall and not during it. " if inc.tps_from == "deliveries" else "")
             + (
                 f"A send that hangs this long and then returns 'client has run out of available brokers' is what a black-holed broker gives "
                 f"(packets dropped, so every dial waited the full Net.DialTimeout); a refused or closed broker fails a send in under a second."
