@@ -187,9 +187,43 @@ def test_sarama_stall_names_the_broker_side_cause(tmp_path):
     assert "node 1: controlled restart" in f["title"]
     assert f["cause"]["broker_side"]["kind"] == "controlled-restart"
     assert {e["line"] for e in cited(f, "server.log")} >= {len(lines) - 4, len(lines)}
+    # and the broker's finding counts that sarama client among those hit (it said "No client log given
+    # shows this node failing then" with the client's log among the inputs: issue 33)
+    [r] = by_id(d, "kafka.broker-restart")
+    assert "No client log given" not in r["root_cause"] and [c.endswith("/orders-producer.log") for c in r["subjects"][0]["clients_hit"]] == [True], r
+    assert "(see sarama.broker-refused / sarama.retry-redial-stall)" in r["root_cause"] and r["severity"] == "medium"
     d = analyze(SAMPLES / "sarama-blackhole/orders-producer.log")
     [f] = by_id(d, "sarama.retry-redial-stall")
     assert "broker_side" not in f["cause"]
+
+
+def test_a_broker_crash_beside_sarama_refused_sends(tmp_path):
+    """A broker killed in the middle of the night (an OutOfMemoryError, no shutdown lines, a start-up
+    banner 10 s later) while a sarama producer's dials to it are refused: the client's finding names
+    the crash as the cause, and the broker's finding names the client it hit (issue 33)."""
+    b = tmp_path / "kafka-1" / "server.log"
+    b.parent.mkdir()
+    lines = [f"[2026-11-30 14:{m:02d}:{s:02d},000] INFO [GroupMetadataManager brokerId=1] Removed 0 expired offsets in 1 milliseconds. (kafka.coordinator.group.GroupMetadataManager)"
+             for m in range(0, 4) for s in range(0, 50, 7)]
+    lines += [
+        "[2026-11-30 14:03:49,812] ERROR [KafkaApi-1] Error when handling request: clientId=sarama, correlationId=4411, api=PRODUCE, version=7 (kafka.server.KafkaApis)",
+        "java.lang.OutOfMemoryError: Java heap space",
+        "[2026-11-30 14:04:00,118] INFO starting (kafka.server.KafkaServer)",
+        "[2026-11-30 14:04:00,208] INFO KafkaConfig values:  (kafka.server.KafkaConfig)",
+        "\tadvertised.listeners = PLAINTEXT://kafka-1:9092",
+        "\tbroker.id = 1",
+        "[2026-11-30 14:04:03,870] INFO [KafkaServer id=1] started (kafka.server.KafkaServer)",
+    ]
+    lines += [f"[2026-11-30 14:{m:02d}:{s:02d},000] INFO [GroupMetadataManager brokerId=1] Removed 0 expired offsets in 3 milliseconds. (kafka.coordinator.group.GroupMetadataManager)"
+              for m in range(5, 7) for s in range(0, 60, 7)]
+    b.write_text("\n".join(lines) + "\n")
+    d = analyze(SAMPLES / "sarama-refused/inventory-producer.log", b)
+    [f] = by_id(d, "sarama.broker-refused")
+    assert "node 1: crashed and restarted" in f["title"] and f["cause"]["broker_side"]["kind"] == "crash-restart", f["title"]
+    [r] = by_id(d, "kafka.broker-restart")
+    assert r["title"].endswith("— 1 client hit") and r["severity"] == "medium", r["title"]
+    assert "No client log given" not in r["root_cause"] and "inventory-producer.log could not use node 1" in r["root_cause"]
+    assert "+ 1 client log shows the node failing in the same window, and records or sends were lost" in r["confidence_reasons"]
 
 
 def test_a_rolling_restart_the_clients_rode_out_stays_low(tmp_path):

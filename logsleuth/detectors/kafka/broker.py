@@ -343,15 +343,43 @@ def impact_by_node(ctx: Context) -> pl.DataFrame:
     and lost (records expired or send() calls failed in that episode: the same sums as the client findings)."""
     from logsleuth.detectors.kafka.model import build, loss_of
 
+    schema = {"node": pl.Int64, "from": pl.Datetime("us", "UTC"), "to": pl.Datetime("us", "UTC"), "path": pl.String, "client": pl.String,
+              "lost": pl.Boolean, "system": pl.String}
+    frames = [_sarama_impact(ctx, schema)]
     m = build(ctx)
-    if m is None or m.episodes.height == 0:
-        return pl.DataFrame(schema={"node": pl.Int64, "from": pl.Datetime("us", "UTC"), "to": pl.Datetime("us", "UTC"), "path": pl.String, "client": pl.String, "lost": pl.Boolean})
-    eps = m.episodes.filter(pl.col("node").is_not_null())
-    lost = []
-    for path, ep in eps.select("path", "ep").iter_rows():  # one per episode, not per event
-        d = loss_of(m, path, ep)
-        lost.append(bool(d["expired_records"] or d["failed_sends"] or d["metadata_timeouts"]))
-    return eps.select("node", "from", "to", "path", "client").with_columns(lost=pl.Series(lost, dtype=pl.Boolean))
+    if m is not None and m.episodes.height:
+        eps = m.episodes.filter(pl.col("node").is_not_null())
+        lost = []
+        for path, ep in eps.select("path", "ep").iter_rows():  # one per episode, not per event
+            d = loss_of(m, path, ep)
+            lost.append(bool(d["expired_records"] or d["failed_sends"] or d["metadata_timeouts"]))
+        frames.insert(0, eps.select("node", "from", "to", "path", "client").with_columns(lost=pl.Series(lost, dtype=pl.Boolean), system=pl.lit("kafka")))
+    return pl.concat([f.cast(schema) for f in frames if f.height], how="vertical") if any(f.height for f in frames) else pl.DataFrame(schema=schema)
+
+
+def _sarama_impact(ctx: Context, schema: dict) -> pl.DataFrame:
+    """sarama clients' broker episodes (the sarama client model: detectors/sarama/client.py) per node:
+    from the first failure to the delivery or recovery that closed it (or the episode's last line);
+    lost: errors were handed back to the application in it."""
+    from logsleuth.detectors.sarama.chain import CHAIN_EVENTS
+    from logsleuth.detectors.sarama.client import view
+
+    ev = ctx.events
+    if ev.height == 0 or "system" not in ev.columns:
+        return pl.DataFrame(schema=schema)
+    sar = ev.filter(pl.col("system") == "sarama")
+    rows = []
+    for path in sar.filter(pl.col("event").is_in(list(CHAIN_EVENTS)))["path"].unique(maintain_order=True).to_list():
+        _, eps = view(ctx, path, sar.filter(pl.col("path") == path))
+        for e in eps:
+            if e.broker.node is None or not e.fails or e.folded:
+                continue
+            ends = [r.get("ts") for r in (e.delivery, e.recovery, *reversed(e.rows)) if r]
+            t0, t1 = e.first.get("ts"), next((t for t in ends if t is not None), None)
+            if t0 is None or t1 is None:
+                continue
+            rows.append({"node": e.broker.node, "from": t0, "to": t1, "path": path, "client": None, "lost": bool(e.errors), "system": "sarama"})
+    return pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
 
 
 LABEL = {

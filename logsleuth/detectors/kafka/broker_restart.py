@@ -17,6 +17,8 @@ from logsleuth.detectors.kafka.broker import LABEL, REMEDY, broker_events, expla
 from logsleuth.detectors.kafka.text import client_in
 
 GAP = dt.timedelta(minutes=10)
+# the client findings that tell the same window from the clients' side, per client library
+CLIENT_FINDINGS = {"kafka": "kafka.broker-unreachable / kafka.delivery-timeout", "sarama": "sarama.broker-refused / sarama.retry-redial-stall"}
 TRIGGERS = ("broker_shutting_down", "broker_controlled_shutdown", "broker_starting", "broker_started", "broker_fatal",
             "log_dir_failure", "log_dir_offline", "zk_session_expired")
 
@@ -69,17 +71,19 @@ def _finding(ep: dict, story, hit: pl.DataFrame) -> Finding:
     severity = "medium" if lost else "low"
     text = story.text.replace("The broker's side (", "From its own logs (", 1)
     if clients:
+        systems = set(hit["system"].to_list()) if "system" in hit.columns else {"kafka"}
+        see = [CLIENT_FINDINGS[s] for s in ("kafka", "sarama") if s in systems]
         text += (f" Clients were hit: {', '.join(safe(c) for c in clients[:4])}" + (f" and {len(clients) - 4} more" if len(clients) > 4 else "")
-                 + " could not use node " + str(node) + " in that window (see kafka.broker-unreachable / kafka.delivery-timeout).")
+                 + " could not use node " + str(node) + f" in that window (see {' / '.join(see)}).")
     else:
         text += " No client log given shows this node failing then; with replication.factor >= 3 the other brokers took over its partitions."
     reasons = [f"+ node {node}'s own log ({', '.join(story.logs)}) says so: {label}"]
     if lost:
-        reasons.append(f"+ {plural(len(clients), 'client log')} show the node failing in the same window, and {plural(len(losers), 'of them', 'of them')} lost records or sends"
+        reasons.append(f"+ {plural(len(clients), 'client log')} show{'s' if len(clients) == 1 else ''} the node failing in the same window, and {plural(len(losers), 'of them', 'of them')} lost records or sends"
                        if len(losers) < len(clients) else
-                       f"+ {plural(len(clients), 'client log')} show the node failing in the same window, and records or sends were lost")
+                       f"+ {plural(len(clients), 'client log')} show{'s' if len(clients) == 1 else ''} the node failing in the same window, and records or sends were lost")
     elif hit.height:
-        reasons.append(f"- {plural(len(clients), 'client log')} show the node failing in the same window, but nothing was lost there (the clients rode it out): ranked low")
+        reasons.append(f"- {plural(len(clients), 'client log')} show{'s' if len(clients) == 1 else ''} the node failing in the same window, but nothing was lost there (the clients rode it out): ranked low")
     else:
         reasons.append("- no client log given shows impact: context, ranked low")
     rem = [REMEDY[story.kind].format(n=node)] if story.kind in REMEDY else []
