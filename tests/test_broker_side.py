@@ -128,6 +128,19 @@ def test_broker_log_alone_gives_a_low_broker_finding():
     d = analyze(SAMPLES / "kafka-disk-full/kafka-1/server.log")
     [f] = d["findings"]
     assert f["severity"] == "low" and "disk full" in f["title"]
+    assert f["root_cause"].endswith("No client log was given: the producers' logs of that time would say whether they were hit.")
+
+
+def test_no_client_failing_is_said_only_of_client_logs_that_cover_the_window():
+    """'No client log given shows this node failing then' was said whatever the client logs covered
+    (issue 27): now the client logs that cover the window are named, or it says none does."""
+    broker = SAMPLES / "kafka-disk-full/kafka-1/server.log"  # node 1, 2024-05-02 10:05
+    [f] = by_id(analyze(broker, SAMPLES / "kafka-outage"), "kafka.broker-restart")  # producers of node 2, 10:00-10:29 that day
+    assert "The client logs given that cover that window (" in f["root_cause"] and "orders-producer.log" in f["root_cause"]
+    assert f["root_cause"].endswith("show no failure of node 1 then; with replication.factor >= 3 the other brokers took over its partitions.")
+    [f] = by_id(analyze(broker, SAMPLES / "sarama-blackhole/orders-producer.log"), "kafka.broker-restart")  # 2026-11-30
+    assert f["root_cause"].endswith("No client log given covers that window (1 client log given, all outside it): the producers' logs of "
+                                    "that time would say whether they were hit."), f["root_cause"]
 
 
 def test_pulsar_go_clients_with_and_without_the_broker_log():

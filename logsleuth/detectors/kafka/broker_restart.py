@@ -17,6 +17,7 @@ from logsleuth.detectors.kafka.broker import LABEL, REMEDY, broker_events, expla
 from logsleuth.detectors.kafka.text import client_in
 
 GAP = dt.timedelta(minutes=10)
+NEAR = dt.timedelta(minutes=3)  # a client episode this close to the node's counts as the same window
 # the client findings that tell the same window from the clients' side, per client library
 CLIENT_FINDINGS = {"kafka": "kafka.broker-unreachable / kafka.delivery-timeout", "sarama": "sarama.broker-refused / sarama.retry-redial-stall"}
 TRIGGERS = ("broker_shutting_down", "broker_controlled_shutdown", "broker_starting", "broker_started", "broker_fatal",
@@ -46,9 +47,28 @@ def run(ctx: Context) -> list[Finding]:
         story = explain(ctx, ep["node"], ep["first"], ep["last"])
         if story is None or not story.explains:
             continue
-        hit = impact.filter((pl.col("node") == ep["node"]) & (pl.col("from") <= ep["last"] + dt.timedelta(minutes=3)) & (pl.col("to") >= ep["first"] - dt.timedelta(minutes=3)))
-        out.append(_finding(ep, story, hit))
+        hit = impact.filter((pl.col("node") == ep["node"]) & (pl.col("from") <= ep["last"] + NEAR) & (pl.col("to") >= ep["first"] - NEAR))
+        out.append(_finding(ep, story, hit, _unhit_text(ctx, ep)))
     return out
+
+
+def _unhit_text(ctx: Context, ep: dict) -> str:
+    """What the inputs say when no client log shows the node failing: which client logs cover the
+    episode's window and show nothing, or that none covers it (then which log would tell)."""
+    ev = ctx.events
+    w0, w1 = ep["first"] - NEAR, ep["last"] + NEAR
+    clientish = (pl.col("system") == "sarama") | ((pl.col("system") == "kafka") & (pl.col("component").fill_null("") != "broker"))
+    paths = ev.filter(clientish)["path"].unique(maintain_order=True).to_list() if ev.height and "component" in ev.columns else []
+    reps = [r for r in (ctx.input(p) for p in paths) if r is not None]
+    covering = [r.name for r in reps if r.first_ts is not None and r.last_ts is not None and r.first_ts <= w1 and r.last_ts >= w0]
+    if covering:
+        shown = ", ".join(safe(n) for n in covering[:4]) + (f" and {len(covering) - 4} more" if len(covering) > 4 else "")
+        return (f" The client logs given that cover that window ({shown}) show no failure of node {ep['node']} then; with "
+                "replication.factor >= 3 the other brokers took over its partitions.")
+    if reps:
+        return (f" No client log given covers that window ({plural(len(reps), 'client log')} given, all outside it): the producers' "
+                "logs of that time would say whether they were hit.")
+    return " No client log was given: the producers' logs of that time would say whether they were hit."
 
 
 def _after_gap(ctx: Context, ep: dict) -> bool:
@@ -57,7 +77,7 @@ def _after_gap(ctx: Context, ep: dict) -> bool:
     return rep is not None and rep.first_ts is not None and ep["first"] - rep.first_ts > dt.timedelta(minutes=1)
 
 
-def _finding(ep: dict, story, hit: pl.DataFrame) -> Finding:
+def _finding(ep: dict, story, hit: pl.DataFrame, unhit: str) -> Finding:
     node = ep["node"]
     label = LABEL.get(story.kind, story.kind)
     def named(rows: pl.DataFrame) -> list[str]:
@@ -76,7 +96,7 @@ def _finding(ep: dict, story, hit: pl.DataFrame) -> Finding:
         text += (f" Clients were hit: {', '.join(safe(c) for c in clients[:4])}" + (f" and {len(clients) - 4} more" if len(clients) > 4 else "")
                  + " could not use node " + str(node) + f" in that window (see {' / '.join(see)}).")
     else:
-        text += " No client log given shows this node failing then; with replication.factor >= 3 the other brokers took over its partitions."
+        text += unhit
     reasons = [f"+ node {node}'s own log ({', '.join(story.logs)}) says so: {label}"]
     if lost:
         reasons.append(f"+ {plural(len(clients), 'client log')} show{'s' if len(clients) == 1 else ''} the node failing in the same window, and {plural(len(losers), 'of them', 'of them')} lost records or sends"
