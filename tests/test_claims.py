@@ -5,7 +5,7 @@ contradicted."""
 
 from __future__ import annotations
 
-from conftest import run
+from conftest import SAMPLES, run
 
 UNTIMED = """\
 INFO  c.e.shipping.ShipmentPublisher - published shipment 8418 to shipments
@@ -81,3 +81,30 @@ def test_a_broker_log_that_ends_before_the_outage_does_not_say_it_kept_running()
         assert "does not reach this window" in said and "Moved 4 h earlier" in f["root_cause"] and "--tz" in f["root_cause"]
         same = next(g for g in right["findings"] if g["id"] == f["id"])
         assert f["confidence"] < same["confidence"], (f["confidence"], same["confidence"])
+
+
+def test_a_detector_that_raises_fails_alone(monkeypatch):
+    """One detector raising on an odd shape of log (here made to raise) is said in one line; the
+    other detectors' findings stand, in every output (issue 27)."""
+    from conftest import run_in_process
+
+    import dataclasses
+
+    import logsleuth.detectors as detectors
+
+    def boom(ctx):
+        raise ValueError("an odd shape of log")
+
+    real = detectors.all_detectors()
+    made = [dataclasses.replace(d, run=boom) if d.id == "kafka.broker-unreachable" else d for d in real]
+    monkeypatch.setattr(detectors, "all_detectors", lambda: made)
+    r = run_in_process("analyze", "--tz", "UTC", SAMPLES / "kafka-outage", "--format", "json")
+    assert r.code == 0, r
+    doc = r.json()
+    assert doc["detector_failures"] == [{"detector": "kafka.broker-unreachable", "error": "ValueError: an odd shape of log"}]
+    ids = {f["id"] for f in doc["findings"]}
+    assert "kafka.broker-unreachable" not in ids and {"kafka.delivery-timeout", "kafka.buffer-exhausted"} <= ids, ids
+    r = run_in_process("analyze", "--tz", "UTC", SAMPLES / "kafka-outage", "--format", "text")
+    assert r.code == 0 and "kafka.delivery-timeout" in r.out
+    said = [ln for ln in r.out.splitlines() if "kafka.broker-unreachable" in ln and "odd shape of log" in ln]
+    assert len(said) == 1, r.out[-3000:]

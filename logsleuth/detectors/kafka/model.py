@@ -119,13 +119,13 @@ def kafka_events(ctx: Context) -> pl.DataFrame:
     )
 
 
-_last: tuple[pl.DataFrame, Model | None] | None = None  # (events table, its model): three detectors share one build
-
-
 def build(ctx: Context) -> Model | None:
-    global _last
-    if _last is not None and _last[0] is ctx.events:
-        return _last[1]
+    """The producer incident model of this run's events, built once and shared by the detectors that
+    read it (``ctx.memo``)."""
+    return ctx.memo(("kafka.model",), lambda: _build(ctx))
+
+
+def _build(ctx: Context) -> Model | None:
     kev = kafka_events(ctx)
     model = None
     if kev.height:
@@ -138,7 +138,6 @@ def build(ctx: Context) -> Model | None:
         runs = _runs(kev, episodes)
         waits = _waits(kev, episodes)
         model = Model(kev, trouble, episodes, batches, runs, waits, _loss(batches, runs, waits))
-    _last = (ctx.events, model)
     return model
 
 
