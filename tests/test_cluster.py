@@ -298,6 +298,10 @@ def test_logs_in_an_s3_bucket_on_a_cluster_writing_its_store_there(s3, tmp_path)
     # the same bucket read without a cluster: fsspec alone
     r = _dask("analyze", "--tz", "UTC", "-f", "json", "s3://night/logs/sarama-*/*.log", *_creds(s3))
     assert r.code == 0 and {f["id"] for f in r.json()["findings"]} == {"sarama.retry-redial-stall"}, r
+    # and the evidence with the lines around it, fetched again
+    r = _dask("show", "1", "--tz", "UTC", "-C", "1", "s3://night/logs/kafka-outage/", *_creds(s3))
+    assert r.code == 0 and "── s3://night/logs/kafka-outage/orders-producer.log:52 (the trouble starts)" in r.out, r
+    assert "no such file" not in r.out and any(ln.startswith(">") and "Node 2 disconnected" in ln for ln in r.out.splitlines()), r.out[:3000]
 
 
 def test_store_errors_are_one_line(s3):

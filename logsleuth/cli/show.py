@@ -10,7 +10,7 @@ import typer
 
 from logsleuth.cli.options import (
     ConfigOpt, DateOpt, DisplayTzOpt, IgnoreOpt, LayoutOpt, LayoutPatternOpt, NoConfigOpt, Paths, PatternsOpt, SinceOpt,
-    TzOpt, UntilOpt, read_options, set_view, show_in_logs_zone,
+    StorageOpt, TzOpt, UntilOpt, read_options, set_view, show_in_logs_zone,
 )
 from logsleuth.errors import LogsleuthError
 
@@ -28,6 +28,7 @@ def show(
     date: DateOpt = None,
     layout: LayoutOpt = None,
     layout_pattern: LayoutPatternOpt = None,
+    storage_option: StorageOpt = None,
     display_tz: DisplayTzOpt = None,
     config: ConfigOpt = None,
     no_config: NoConfigOpt = False,
@@ -45,7 +46,11 @@ def show(
         raise LogsleuthError("name the logs given to analyze (and the same options): logsleuth show N PATH…")
     zone = set_view(display_tz)
     flt = ev.EventFilter(since_text=since, until_text=until, zone=zone, auto_zone=display_tz is None)
-    result = run(paths, read_options(tz, date, layout, layout_pattern), load_packs(patterns), flt, ignore=ignore)
+    from logsleuth.ingest.remote import parse_storage_options
+
+    opts = read_options(tz, date, layout, layout_pattern)
+    opts.storage_options = parse_storage_options(storage_option)
+    result = run(paths, opts, load_packs(patterns), flt, ignore=ignore)
     show_in_logs_zone(flt, display_tz)
     fs = result.findings
     if not fs:
@@ -60,7 +65,7 @@ def show(
     width = 0
     for path, evs in by_path.items():
         try:
-            got = lines_around(path, [e.line for e in evs], context)
+            got = lines_around(path, [e.line for e in evs], context, opts.storage_options)
         except LogsleuthError as err:
             out += [f"── {visible(path)}: {err}", ""]
             continue

@@ -14,13 +14,19 @@ from logsleuth.ingest.sources import Source, _open, _text_blocks
 from logsleuth.ingest.stats import ReadStats
 
 
-def lines_around(path: str, wanted: list[int], radius: int) -> dict[int, str]:
+def lines_around(path: str, wanted: list[int], radius: int, storage_options: dict | None = None) -> dict[int, str]:
     """{line number: text} for every line within ``radius`` of a wanted line (texts decoded as
-    UTF-8, undecodable bytes replaced; the caller makes them visible)."""
+    UTF-8, undecodable bytes replaced; the caller makes them visible). ``path`` may be a URL
+    (ingest/remote.py: the object is fetched again)."""
     if path in ("-", "STDIN", "<stdin>"):
         raise LogsleuthError(f"{path}: standard input cannot be read again: save the log to a file and give its path")
     spans = sorted((max(1, n - radius), n + radius) for n in wanted)
-    src = Source(name=path, path=Path(path))
+    from logsleuth.ingest import remote
+
+    if remote.is_url(path):
+        src = Source(name=path, path=None, remote=remote.Remote(path, None, None), storage_options=storage_options)
+    else:
+        src = Source(name=path, path=Path(path))
     fh, size = _open(src)
     out: dict[int, str] = {}
     last_wanted = max(b for _, b in spans) if spans else 0
