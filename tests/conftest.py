@@ -181,3 +181,18 @@ def run(*args: str | Path, input: bytes | str | None = None, cwd: Path | None = 
 @pytest.fixture
 def cli():
     return run
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_still_works(request):
+    """A test must leave this process's Ctrl-C as it found it: SIG_IGN is inherited by every process
+    started afterwards, and the Ctrl-C tests that ran later on the same worker failed (CI, issue 31's
+    stop) when something left it ignored."""
+    import signal
+
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    after = signal.getsignal(signal.SIGINT)
+    if after is not before:
+        signal.signal(signal.SIGINT, before)
+        pytest.fail(f"{request.node.nodeid} left SIGINT's handler changed ({before!r} -> {after!r})")

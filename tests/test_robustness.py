@@ -695,6 +695,13 @@ def test_piping_into_head_exits_quietly(tmp_path, args):
     assert code == 0
 
 
+def _as_at_a_terminal() -> None:
+    """Ctrl-C as a shell at a terminal leaves it to a program: not ignored. A test run started in the
+    background of a script inherits SIGINT ignored (POSIX: a program started so keeps ignoring it,
+    and logsleuth does), which is not what these tests are about."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _unread(fd: int) -> int:
     buf = array.array("i", [0])
     fcntl.ioctl(fd, termios.FIONREAD, buf)
@@ -705,7 +712,8 @@ def _unread(fd: int) -> int:
 def test_ctrl_c_exits_130_with_one_line(command):
     """SIGINT while waiting for input: the reader has taken what was written and blocks for more."""
     env = dict(os.environ, TZ="UTC")
-    proc = subprocess.Popen([sys.executable, "-m", "logsleuth", command, "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+    proc = subprocess.Popen([sys.executable, "-m", "logsleuth", command, "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT,
+                            preexec_fn=_as_at_a_terminal)
     try:
         proc.stdin.write(TEXT.encode() * 10)
         proc.stdin.flush()
@@ -726,7 +734,8 @@ def test_ctrl_c_while_busy_exits_130_with_one_line(tmp_path):
     """SIGINT while Polars is working through chunks (a generator is closed while unwinding); the
     events' texts written so far (ingest/texts.py) go with it."""
     env = dict(os.environ, TZ="UTC", TMPDIR=str(tmp_path))
-    proc = subprocess.Popen([sys.executable, "-m", "logsleuth", "analyze", "-"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+    proc = subprocess.Popen([sys.executable, "-m", "logsleuth", "analyze", "-"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=ROOT,
+                            preexec_fn=_as_at_a_terminal)
     block = (PRESENT + "\n").encode() * 20_000
     sent = 0
     try:

@@ -75,18 +75,19 @@ def main(argv: list[str] | None = None) -> None:
     from logsleuth.cli import options
 
     _new_run()
-    if argv is None:  # the program itself (not a caller in its own process: its handlers stay its own)
+    own = argv is None  # the program itself, not a caller in its own process (tests, embedding): its handlers stay its own
+    if own:
         _terminate_cleanly()
     try:
         rv = app(args=argv, standalone_mode=False, prog_name="logsleuth")
         code = rv if isinstance(rv, int) else 0
     except Terminated as e:  # SIGTERM, SIGHUP: the temporary directories go as at a normal exit
-        _ignore_sigint()
+        _ignore_sigint(own)
         code = 128 + e.signum
     except typer.Exit as e:
         code = e.exit_code
     except (typer.Abort, KeyboardInterrupt):
-        _ignore_sigint()
+        _ignore_sigint(own)
         code = 130
     except ClickException as e:  # usage errors: one line too, like every other error
         ctx = getattr(e, "ctx", None)
@@ -125,7 +126,7 @@ def main(argv: list[str] | None = None) -> None:
     if code in (0, 1) and options.unread_inputs():  # the others were read, but a script must notice (as with rg)
         code = 2
     if code == 130:
-        _ignore_sigint()
+        _ignore_sigint(own)
         print("logsleuth: interrupted", file=sys.stderr)
     try:
         sys.stdout.flush()
@@ -245,10 +246,15 @@ def _terminate_cleanly() -> None:
             pass
 
 
-def _ignore_sigint() -> None:
-    """After the first Ctrl-C, a second one (or one Polars re-raises) must not interrupt the exit."""
+def _ignore_sigint(own: bool = True) -> None:
+    """After the first Ctrl-C, a second one (or one Polars re-raises) must not interrupt the exit.
+    Only in the program itself: a caller that runs ``main(argv)`` in its own process (the tests do)
+    keeps its Ctrl-C, and so do the processes it starts afterwards (SIG_IGN is inherited across
+    exec: a test suite's later subprocesses ignored Ctrl-C)."""
     import signal
 
+    if not own:
+        return
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     except (ValueError, OSError):  # not the main thread
