@@ -146,6 +146,10 @@ def test_an_external_scheduler_and_worker_write_the_store_this_machine_reads(tmp
         assert parts and all(p.startswith("events/system=") for p in parts), parts
         r = _dask(*args, "--engine", "dask", "--store", store, "--scheduler", addr)
         assert r.code == 2 and r.err == f"logsleuth: error: --store {store}: the directory is not empty (give a new or empty one)\n", r
+        # the worker lives on: what it spilled past the memory budget and the texts are gone with each task
+        r = _dask(*args, "--engine", "dask", "--store", tmp_path / "store-2", "--scheduler", addr, "--memory-budget", "0")
+        assert r.code == 0, r
+        assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(("logsleuth-events-", "logsleuth-texts-"))]
     finally:
         _stop(procs)
 

@@ -174,9 +174,12 @@ def read_task(task: Task, opts: ReadOptions, packs, store: str, storage_options:
             del ev, rows
     except OSError as e:
         return Outcome(task.index, None, [], f"the store {remote._shown(store)} cannot be written by a worker ({remote._first_line(e)})", fatal=True)
-    finally:
+    finally:  # a worker lives on after the task: what it spilled and the texts go now, not at its exit
         if result.texts is not None:
             result.texts.close()
+        spilled = getattr(result.events, "spill", None)
+        if spilled is not None:
+            shutil.rmtree(spilled.dir, ignore_errors=True)
     rep = result.inputs[0]
     return Outcome(task.index, rep, parts)
 
