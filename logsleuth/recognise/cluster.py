@@ -280,7 +280,7 @@ def _parts(store: str, parts: list[tuple[str, str]], storage_options: dict) -> l
 
 def collect(paths: list[str], opts: ReadOptions, packs, engine: Engine, flt: EventFilter | None = None, templates: bool = False) -> EventSet:
     """``events.collect`` with the inputs read on a Dask cluster: the same EventSet."""
-    from logsleuth.ingest.reader import _warn_unmatched_globs, not_read
+    from logsleuth.ingest.reader import _warn_unmatched_globs
     from logsleuth.ingest.timeparse import local_zone
 
     if flt is not None:
@@ -295,7 +295,7 @@ def collect(paths: list[str], opts: ReadOptions, packs, engine: Engine, flt: Eve
         worker_opts = dataclasses.replace(opts, progress=None, failed=[], one_of_many=True, machine_zone=opts.machine_zone or local_zone())
         with _store(engine, local_cluster) as store:
             outcomes = _run(client, tasks, worker_opts, packs, store, engine.storage_options, templates)
-            return _gathered(planned, outcomes, opts, packs, flt, store, engine.storage_options, not_read)
+            return _gathered(planned, outcomes, opts, packs, flt, store, engine.storage_options)
 
 
 def _run(client, tasks: list[Task], opts: ReadOptions, packs, store: str, storage_options: dict, templates: bool) -> dict[int, Outcome]:
@@ -326,8 +326,10 @@ def _run(client, tasks: list[Task], opts: ReadOptions, packs, store: str, storag
     return out
 
 
-def _gathered(planned: list, outcomes: dict[int, Outcome], opts: ReadOptions, packs, flt: EventFilter | None, store: str, storage_options: dict,
-              not_read) -> EventSet:
+def _gathered(planned: list, outcomes: dict[int, Outcome], opts: ReadOptions, packs, flt: EventFilter | None, store: str,
+              storage_options: dict) -> EventSet:
+    from logsleuth.ingest.reader import not_read  # as a plain run says an input it could not read
+
     reports: list[InputReport] = []
     parts: list[tuple[str, str]] = []
     seen: dict[tuple, str] = {}
