@@ -132,7 +132,7 @@ def test_config_file_in_the_xdg_home_and_explicit(cli, tmp_path):
     # problems in a file are one line naming it, exit 2
     bad = _config(tmp_path / "bad.toml", 'tzz = "UTC"\n')
     r = cli("analyze", KAFKA, "--config", bad, cwd=work)
-    assert r.code == 2 and r.err.splitlines() == [f"logsleuth: error: {bad}: unknown key 'tzz' (known: tz, date, layout, layout-pattern, patterns, sarama-config, display-tz, color, memory-budget, engine, scheduler, workers, store, pager, ignore, trust)"], r
+    assert r.code == 2 and r.err.splitlines() == [f"logsleuth: error: {bad}: unknown key 'tzz' (known: tz, date, layout, layout-pattern, patterns, sarama-config, display-tz, color, memory-budget, engine, scheduler, workers, store, split-size, pager, ignore, trust)"], r
     broken = _config(tmp_path / "broken.toml", 'tz = [\n')
     r = cli("analyze", KAFKA, "--config", broken, cwd=work)
     assert r.code == 2 and r.err.startswith(f"logsleuth: error: {broken}: not valid TOML") and len(r.err.splitlines()) == 1, r

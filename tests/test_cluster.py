@@ -300,6 +300,11 @@ def test_logs_in_an_s3_bucket_on_a_cluster_writing_its_store_there(s3, tmp_path)
     assert _findings_without_paths(r, "s3://night/logs/") == json.dumps(plain.json()["findings"], sort_keys=True)
     assert [i["path"] for i in r.json()["inputs"]][:1] == ["s3://night/logs/kafka-outage/billing-producer.log"]
     assert list(tmp_path.iterdir()) == []  # the fetched copies are unlinked once open
+    # the objects split in byte ranges (each range read in place, not fetched whole): the same
+    split = _dask("analyze", "--tz", "UTC", "-f", "json", "s3://night/logs/", "--engine", "dask", "--workers", "2",
+                  "--split-size", "16K", *_creds(s3), env={"TMPDIR": str(tmp_path)})
+    assert split.code == 0 and split.out == r.out, split
+    assert list(tmp_path.iterdir()) == []
     # the same bucket read without a cluster: fsspec alone
     r = _dask("analyze", "--tz", "UTC", "-f", "json", "s3://night/logs/sarama-*/*.log", *_creds(s3))
     assert r.code == 0 and {f["id"] for f in r.json()["findings"]} == {"sarama.retry-redial-stall"}, r

@@ -13,7 +13,7 @@ import typer
 from logsleuth.cli.options import (
     _FORMAT_BY_SUFFIX, AnalyzeFormat, ColorMode, ColorOpt, ConfigOpt, DateOpt, DisplayTzOpt, EngineName, EngineOpt, KeepStoreOpt, LayoutOpt,
     LayoutPatternOpt, MemoryBudgetOpt, IgnoreOpt, NoConfigOpt, Paths, PatternsOpt, SchedulerOpt, Severity, SinceOpt, SkewMode, SkewOpt,
-    StorageOpt, StoreOpt, TzOpt, UntilOpt, WorkersOpt, _incident_window, engine_options, read_options, show_in_logs_zone, set_view,
+    SplitSizeOpt, StorageOpt, StoreOpt, TzOpt, UntilOpt, WorkersOpt, _incident_window, engine_options, read_options, show_in_logs_zone, set_view,
 )
 from logsleuth.errors import LogsleuthError
 from logsleuth.safe import document_text
@@ -52,6 +52,7 @@ def analyze(
     store: StoreOpt = None,
     keep_store: KeepStoreOpt = False,
     storage_option: StorageOpt = None,
+    split_size: SplitSizeOpt = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Everything: routine notes, all evidence and subject fields, confidence reasons, info findings in full.")] = False,
     no_pager: Annotated[bool, typer.Option("--no-pager", help="On a terminal, do not page long output (also LOGSLEUTH_PAGER=).")] = False,
     display_tz: DisplayTzOpt = None,
@@ -73,7 +74,7 @@ def analyze(
     zone = set_view(display_tz, color)
     check_names(detector)
     opts = read_options(tz, date, layout, layout_pattern, memory_budget)
-    eng = engine_options(opts, engine, scheduler, workers, store, keep_store, storage_option)
+    eng = engine_options(opts, engine, scheduler, workers, store, keep_store, storage_option, split_size)
     packs = load_packs(patterns)
     det_opts: dict = {}
     if sarama_config:
@@ -235,6 +236,7 @@ def report(
     store: StoreOpt = None,
     keep_store: KeepStoreOpt = False,
     storage_option: StorageOpt = None,
+    split_size: SplitSizeOpt = None,
     display_tz: DisplayTzOpt = None,
     config: ConfigOpt = None,
     no_config: NoConfigOpt = False,
@@ -249,7 +251,7 @@ def report(
     if fmt not in (AnalyzeFormat.html, AnalyzeFormat.markdown):
         raise LogsleuthError(f"{output}: the report is .html or .md (the name decides)")
     opts = read_options(tz, date, layout, layout_pattern, memory_budget)
-    eng = engine_options(opts, engine, scheduler, workers, store, keep_store, storage_option)
+    eng = engine_options(opts, engine, scheduler, workers, store, keep_store, storage_option, split_size)
     packs = load_packs(patterns)
     det_opts: dict = {}
     if sarama_config:

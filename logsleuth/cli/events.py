@@ -11,7 +11,7 @@ import typer
 
 from logsleuth.cli.options import (
     ColorMode, ColorOpt, ConfigOpt, DateOpt, DisplayTzOpt, EngineName, EngineOpt, EventsFormat, KeepStoreOpt, LayoutOpt, LayoutPatternOpt,
-    MemoryBudgetOpt, NoConfigOpt, Paths, PatternsOpt, SchedulerOpt, SinceOpt, StorageOpt, StoreOpt, TzOpt, UntilOpt, WorkersOpt, engine_options,
+    MemoryBudgetOpt, NoConfigOpt, Paths, PatternsOpt, SchedulerOpt, SinceOpt, SplitSizeOpt, StorageOpt, StoreOpt, TzOpt, UntilOpt, WorkersOpt, engine_options,
     read_options, set_view, show_in_logs_zone,
 )
 from logsleuth.errors import LogsleuthError
@@ -60,6 +60,7 @@ def events(
     store: StoreOpt = None,
     keep_store: KeepStoreOpt = False,
     storage_option: StorageOpt = None,
+    split_size: SplitSizeOpt = None,
     display_tz: DisplayTzOpt = None,
     color: ColorOpt = ColorMode.auto,
     config: ConfigOpt = None,
@@ -80,7 +81,7 @@ def events(
     rank = _level(level)
     matches = _regex(grep, ignore_case)
     opts = read_options(tz, date, layout, layout_pattern, memory_budget)
-    eng = engine_options(opts, engine, scheduler, workers, store, keep_store, storage_option)
+    eng = engine_options(opts, engine, scheduler, workers, store, keep_store, storage_option, split_size)
     packs = load_packs(patterns)
     flt = ev.EventFilter(since_text=since, until_text=until, zone=zone, events=event or [], systems=system or [], say_copies=True,
                          auto_zone=display_tz is None)

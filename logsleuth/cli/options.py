@@ -135,8 +135,16 @@ StorageOpt = Annotated[
 ]
 
 
+SplitSizeOpt = Annotated[
+    Optional[str],
+    typer.Option("--split-size", metavar="SIZE",
+                 help="With --engine dask: plain files bigger than this are read in byte ranges of this size, a task each "
+                      "(default 512M; off: one task per file)."),
+]
+
+
 def engine_options(opts, engine: "EngineName | str", scheduler: str | None, workers: int | None, store: str | None, keep_store: bool,
-                   storage_option: list[str] | None):
+                   storage_option: list[str] | None, split_size: str | None = None):
     """The scale-out options checked together -> a cluster.Engine (None: read in this process).
     ``opts`` (ReadOptions) gets the storage options, which URL inputs need with either engine."""
     from logsleuth.ingest.remote import parse_storage_options
@@ -144,13 +152,24 @@ def engine_options(opts, engine: "EngineName | str", scheduler: str | None, work
     opts.storage_options = parse_storage_options(storage_option)
     name = engine.value if isinstance(engine, EngineName) else str(engine)
     if name != EngineName.dask.value:
-        given = [o for o, v in (("--scheduler", scheduler), ("--workers", workers), ("--store", store), ("--keep-store", keep_store)) if v]
+        given = [o for o, v in (("--scheduler", scheduler), ("--workers", workers), ("--store", store), ("--keep-store", keep_store),
+                                ("--split-size", split_size)) if v]
         if given:
             raise LogsleuthError(f"{given[0]} is for --engine dask")
         return None
-    from logsleuth.recognise.cluster import Engine
+    from logsleuth.recognise.cluster import SPLIT_SIZE, Engine
+    from logsleuth.recognise.spill import parse_budget
 
-    eng = Engine(name, scheduler=scheduler, workers=workers, store=store, keep_store=keep_store, storage_options=opts.storage_options)
+    split = SPLIT_SIZE
+    if split_size is not None:
+        try:
+            split = parse_budget(split_size)
+        except LogsleuthError:
+            split = 0
+        if split == 0:
+            raise LogsleuthError(f"--split-size {split_size!r}: expected a size such as 512M or 2G, or off") from None
+    eng = Engine(name, scheduler=scheduler, workers=workers, store=store, keep_store=keep_store, storage_options=opts.storage_options,
+                 split_size=split)
     if workers and eng.address and eng.address != "threads":
         raise LogsleuthError(f"--workers is for a local cluster; the scheduler at {eng.address} has its own workers")
     if keep_store and store:

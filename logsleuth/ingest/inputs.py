@@ -93,6 +93,7 @@ class InputReport:
     clock_skew: object | None = None  # logsleuth.skew.Skew, when estimated
     location: str | None = None  # where to read the file again (an events dir read from elsewhere)
     reduced: pl.DataFrame | None = None  # read_source(reduce=...) aggregates (templates)
+    times: dict | None = None  # what the clock decided and where the times came from (reader.describe_times)
 
     @property
     def lines(self) -> int:

@@ -8,6 +8,7 @@ the hot path never parses the other records' fields.
 
 from __future__ import annotations
 
+import datetime as dt
 import sys
 from typing import Callable, Iterator
 
@@ -22,7 +23,8 @@ from logsleuth.ingest.layouts.catalog import builtin_layouts
 from logsleuth.ingest.layouts.detect import MIN_RATE, SAMPLE_LINES, Detection, detect
 from logsleuth.ingest.records import RECORD_SCHEMA, assemble, stamp_prefix_expr, start_expr
 from logsleuth.ingest.timeparse import stamp_expr
-from logsleuth.ingest.sources import Source, finish_reading, line_chunks, split_chunk, utf8_text
+from logsleuth.ingest.sources import RANGE_END, Source, Span, finish_reading, line_chunks, split_chunk, utf8_text
+from logsleuth.ingest.encodings import encoding_label
 from logsleuth.ingest.stats import ReadStats
 from logsleuth.ingest.timeparse import FileClock
 from logsleuth.ingest.inputs import InputReport, ReadOptions, _glob_match
@@ -317,11 +319,11 @@ def read_source(
         if det.layout.is_fallback and (det.envelope.outer or det.envelope.wrappers):
             # every line is a record, but one the envelope did not wrap continues the one before
             # (a stack trace printed inside a `docker logs -t` line, a wrapped line)
-            per_line = {"is_start": pl.col("env_ts").is_not_null() | pl.col("env_naive").is_not_null() | (pl.col("line") == 1)}
+            per_line = {"is_start": pl.col("env_ts").is_not_null() | pl.col("env_naive").is_not_null() | first_line}
             if not (det.envelope.outer or wrap.stamped(det.envelope.wrappers)):
                 per_line = {"is_start": pl.lit(True)}
         else:
-            per_line = {"is_start": start_expr(det.layout) | (pl.col("line") == 1)}
+            per_line = {"is_start": start_expr(det.layout) | first_line}
         if clock.time_only:
             per_line["_tod"] = stamp_expr(stamp_prefix_expr(det.layout), det.layout.time, None)[2]  # type: ignore[arg-type]
         if select is not None:
@@ -346,7 +348,17 @@ def read_source(
         if chunk is not None:
             behind.submit(chunk)
 
-    for data, tail in line_chunks(src, stats, opts.chunk_bytes):
+    span = src.span  # one byte range of a big file (sources.Span): its own lines, then up to the next record start
+    first_line = (pl.col("line") == 1) if span is None or span.index == 0 else pl.lit(False)  # the file's first line starts a record
+    skipping = span is not None and span.index > 0  # the lines before the range's first record start: the range before's
+    past_end = False  # past the range's end: reading on to finish its last record
+    chunks = line_chunks(src, stats, opts.chunk_bytes)
+    for data, tail in chunks:
+        if tail == RANGE_END:
+            past_end = True
+            if skipping:  # no record starts in this range: every line of it belongs to the range before's last record
+                break
+            continue
         if opts.progress is not None:
             opts.progress(src.name, stats.bytes_read, total)
         if scanner is not None:
@@ -359,21 +371,28 @@ def read_source(
         frame = pl.DataFrame({"line": pl.int_range(next_line, next_line + n, dtype=pl.Int64, eager=True), "raw": raw})
         next_line += n
         if det is None:
-            sample = frame["raw"].head(SAMPLE_LINES).to_list()
-            det = detect(sample, layouts, opts.layout_for(src.name))
+            if span is not None:  # found once on the file's head (cluster.plan), the same for every range
+                det = span.detection  # type: ignore[assignment]
+            else:
+                det = detect(frame["raw"].head(SAMPLE_LINES).to_list(), layouts, opts.layout_for(src.name))
+            assert det is not None
             zone, zone_source = opts.zone_for(src.name)
             clock = FileClock(src.name, zone, det.layout.time, opts.date_for(src.name), stats.mtime, zone_source=zone_source)
+            if span is not None and span.clock is not None:  # where the ranges before left the file's clock
+                clock.day, clock.last_tod = span.clock["day"], span.clock["last_tod"]
+                clock._shift_days, clock.date_source = span.clock["shift_days"], span.clock["date_source"]
             report.envelope = det.envelope.name
             report.layout = det.layout.id
             report.layout_rate = det.rate
             report.runner_up = det.runner_up.id if det.runner_up else None
             report.runner_up_rate = det.runner_rate
             report.layout_forced = det.forced
-            scanner = _scanner(det, clock, select, reduce, process)
+            scanner = _scanner(det, clock, select, reduce, process) if span is None else None
             if scanner is not None:  # this chunk's bytes go to the core too (its split served the detection)
                 scanned(transcoded if transcoded is not None else (data[: len(data) - tail] if tail else data))
                 continue
-        stats.lines += n
+        if not past_end:
+            stats.lines += n
         same_text = det.envelope.is_none and not det.envelope.ansi
         if held is not None:  # CRI partial lines that the previous chunk ended with
             frame = pl.concat([held, frame])
@@ -382,13 +401,29 @@ def read_source(
         lines = per_line_pass(lines, per_line_exprs())
         if not det.layout.is_fallback:  # a line of another layout starts a record of its own
             lines = infer.extra_starts(lines)
+        if skipping or past_end:
+            at = lines.select(pl.col("is_start").arg_true().first()).item()
+            if skipping:  # the end of the range before's last record: it reads these lines
+                if at is None:
+                    continue
+                lines, skipping = lines.slice(at), False
+            elif at is not None:  # the next range's first record: this range's last one is finished
+                lines = lines.head(at)
+                if carry is not None and carry.height:
+                    lines = pl.concat([carry, lines], how="vertical_relaxed")
+                carry = lines
+                break
         if carry is not None and carry.height:
             lines = pl.concat([carry, lines], how="vertical_relaxed")
         done, carry = _split_last_record(lines)
         behind.submit(done)
     if scanner is not None:
         scanned(b"", last=True)  # the input's last record
-    finish_reading(stats)
+    chunks.close()
+    if span is None:
+        finish_reading(stats)
+    else:  # a range's notes on long lines are the whole file's to say (cluster.merge_ranges)
+        stats.encoding = encoding_label(stats)
     behind.wait()
     if held is not None and held.height:  # the input ends with a partial line
         assert det is not None and clock is not None
@@ -398,8 +433,9 @@ def read_source(
         handle(carry)
     flush()
 
-    if clock is None:  # empty input
-        stats.note("empty input: no lines")
+    if clock is None:  # empty input (or a byte range in which no line starts: a line longer than the range)
+        if span is None:
+            stats.note("empty input: no lines")
         nothing = _nothing_processed(process) if process is not None else _empty_records()
         return (nothing.drop("raw", "ts_text") if texts is not None and process is not None else nothing), report
     if line_parts:  # one parse of every kept record, whatever the number of chunks
@@ -439,24 +475,11 @@ def read_source(
         stats.note(clock.range_note() or "")
     if rparts:
         report.reduced = clock.finalize(pl.concat(rparts, how="diagonal_relaxed"))
-    report.zone = clock.describe_zone()
-    report.date_source = clock.date_source
-    report.rollovers = clock.rollovers
-    # say where the times came from: an envelope's stamp (UTC, full date) beats a zone-less or
-    # time-only stamp in the text, so the zone and date guesses did not matter for those records
-    if time_from["envelope"] and not time_from["own"]:
-        report.stamps_from_envelope = True
-        if report.zone == "n/a" or not time_from["aware"]:
-            report.zone = "from the envelope's timestamps"
-        report.date_source = "the envelope's timestamps" if clock.time_only else ""
-        report.rollovers = 0
-    elif time_from["envelope"]:
-        if report.zone == "n/a":
-            report.zone = "from the envelope's timestamps"
-        elif not time_from["aware"]:
-            report.zone = f"from the envelope's timestamps; {report.zone} for records without one"
-        if report.date_source:
-            report.date_source = f"the envelope's timestamps; {report.date_source} for records without one"
+    report.times = dict(zone=clock.describe_zone(), date_source=clock.date_source, rollovers=clock.rollovers,
+                        time_only=clock.time_only, time_from=time_from)
+    if span is not None and clock.time_only:  # what reader.day_states needs of a range's first pass
+        report.times.update(first_tod=clock.first_tod, last_tod=clock.last_tod, day=clock.day, last_naive=clock.last_naive)
+    describe_times(report)
     if recs["ts"].null_count() < recs.height:
         first = recs.row(int(recs["ts"].arg_min()), named=True)  # type: ignore[arg-type]
         last = recs.row(int(recs["ts"].arg_max()), named=True)  # type: ignore[arg-type]
@@ -475,34 +498,184 @@ def read_source(
     if select is None:
         report.records_without_ts = int(recs["ts"].null_count())
     report.skipped_lines = stats.lines - report.lines_in_records
-    if det is not None:
-        lay = det.layout
-        if det.forced and not lay.is_fallback and stats.lines >= 2 and det.rate < MIN_RATE:
-            given = f"--layout-pattern {lay.conversion!r}" if lay.id == "custom" and lay.conversion else f"--layout {lay.id}"
-            stats.note(
-                f"{given} recognises almost none of these lines (a record starts on {report.records:,} of "
-                f"{stats.lines:,} lines), so they were read as {report.records:,} record(s): this input has another "
-                f"layout; give a pattern only to the files it fits (--layout-pattern 'GLOB=PATTERN') and let the others be detected"
-            )
-        elif lay.inferred:
-            stamp = lay.id.partition("(")[2].rstrip(")") or "timestamp"
-            stats.note(
-                f"no built-in layout recognises these lines: they were read with the inferred head (records start at "
-                f"lines with a {stamp} stamp near their start, {det.rate:.0%} of the sampled lines; levels and loggers "
-                "from each line's head; messages searched in the whole line); for exact fields give the application's "
-                "pattern with --layout-pattern '%d{...} [%t] %-5level %logger - %msg%n'"
-            )
-        elif lay.is_fallback and not det.envelope.outer and not det.envelope.json_time:
-            stats.note(
-                "no built-in layout recognises these lines, so they were read as plain messages without "
-                "timestamps: give the application's pattern with --layout-pattern '%d{...} [%t] %-5level %logger - %msg%n'"
-            )
-        elif not lay.is_fallback and stats.lines >= 20 and report.records < 0.2 * stats.lines:
-            stats.note(
-                f"layout {lay.id} starts a record on only {report.records:,} of {stats.lines:,} lines "
-                f"(the rest became continuation lines): if that is wrong, give --layout or --layout-pattern"
-            )
+    if det is not None and span is None:  # a range's: said once for the whole file (cluster.merge_ranges)
+        layout_notes(report, det)
     return recs, report
+
+
+def describe_times(report: InputReport) -> None:
+    """``report.zone``, ``date_source``, ``rollovers`` and ``stamps_from_envelope`` from what the
+    clock decided and where the records' times came from (``report.times``)."""
+    t = report.times
+    time_from = t["time_from"]
+    report.zone, report.date_source, report.rollovers = t["zone"], t["date_source"], t["rollovers"]
+    # say where the times came from: an envelope's stamp (UTC, full date) beats a zone-less or
+    # time-only stamp in the text, so the zone and date guesses did not matter for those records
+    if time_from["envelope"] and not time_from["own"]:
+        report.stamps_from_envelope = True
+        if report.zone == "n/a" or not time_from["aware"]:
+            report.zone = "from the envelope's timestamps"
+        report.date_source = "the envelope's timestamps" if t["time_only"] else ""
+        report.rollovers = 0
+    elif time_from["envelope"]:
+        if report.zone == "n/a":
+            report.zone = "from the envelope's timestamps"
+        elif not time_from["aware"]:
+            report.zone = f"from the envelope's timestamps; {report.zone} for records without one"
+        if report.date_source:
+            report.date_source = f"the envelope's timestamps; {report.date_source} for records without one"
+
+
+def layout_notes(report: InputReport, det: Detection) -> None:
+    """The notes on how well the layout read the input (forced but fitting almost no line,
+    inferred, none found, few record starts), from the whole input's counts."""
+    stats = report.stats
+    lay = det.layout
+    if det.forced and not lay.is_fallback and stats.lines >= 2 and det.rate < MIN_RATE:
+        given = f"--layout-pattern {lay.conversion!r}" if lay.id == "custom" and lay.conversion else f"--layout {lay.id}"
+        stats.note(
+            f"{given} recognises almost none of these lines (a record starts on {report.records:,} of "
+            f"{stats.lines:,} lines), so they were read as {report.records:,} record(s): this input has another "
+            f"layout; give a pattern only to the files it fits (--layout-pattern 'GLOB=PATTERN') and let the others be detected"
+        )
+    elif lay.inferred:
+        stamp = lay.id.partition("(")[2].rstrip(")") or "timestamp"
+        stats.note(
+            f"no built-in layout recognises these lines: they were read with the inferred head (records start at "
+            f"lines with a {stamp} stamp near their start, {det.rate:.0%} of the sampled lines; levels and loggers "
+            "from each line's head; messages searched in the whole line); for exact fields give the application's "
+            "pattern with --layout-pattern '%d{...} [%t] %-5level %logger - %msg%n'"
+        )
+    elif lay.is_fallback and not det.envelope.outer and not det.envelope.json_time:
+        stats.note(
+            "no built-in layout recognises these lines, so they were read as plain messages without "
+            "timestamps: give the application's pattern with --layout-pattern '%d{...} [%t] %-5level %logger - %msg%n'"
+        )
+    elif not lay.is_fallback and stats.lines >= 20 and report.records < 0.2 * stats.lines:
+        stats.note(
+            f"layout {lay.id} starts a record on only {report.records:,} of {stats.lines:,} lines "
+            f"(the rest became continuation lines): if that is wrong, give --layout or --layout-pattern"
+        )
+
+
+SPLITTABLE_ENVELOPES_NOT = ("cri",)  # its partial lines are joined across lines: a range could start inside one
+
+
+def byte_ranges(src: Source, opts: ReadOptions, size: int, split_size: int) -> list[Span] | str:
+    """A big file's byte ranges, each to be read by a task of its own (``--split-size``), or why
+    it is read whole: compressed or in a wide encoding (no byte offset is a line start), a CRI
+    envelope (partial lines joined across lines), time-only stamps (each record's date depends
+    on the midnights before it). The envelope and layout are detected here, once, on the file's
+    head as a plain read detects them, and forced on every range."""
+    from logsleuth.ingest.sources import COMPRESSION_MAGIC, Span, binary_kind, wide_encoding
+
+    probe = Source(src.name, src.path, remote=src.remote, storage_options=src.storage_options, span=Span(0, 0, size, None))
+    stats = ReadStats()
+    chunks = line_chunks(probe, stats, opts.chunk_bytes)
+    try:
+        data, tail = next(chunks, (b"", 0))
+    finally:
+        chunks.close()
+    head = data[:65536]
+    if any(head.startswith(m) for m, _ in COMPRESSION_MAGIC):
+        return "compressed"
+    if head.startswith(b"\xef\xbb\xbf") or wide_encoding(head) is not None or (b"\r" in head and b"\n" not in head):
+        return "not in a one-byte-per-newline encoding"
+    if binary_kind(head[:8192]):
+        return "not text"
+    raw, _ = split_chunk(data, tail, stats)
+    det = detect(raw.head(SAMPLE_LINES).to_list(), list(builtin_layouts()), opts.layout_for(src.name))
+    zone, zone_source = opts.zone_for(src.name)
+    if det.envelope.outer in SPLITTABLE_ENVELOPES_NOT:
+        return f"its {det.envelope.outer} envelope joins partial lines"
+    n = -(-size // split_size)
+    return [Span(k, k * split_size, min(size, (k + 1) * split_size), det) for k in range(n)]
+
+
+def day_states(src: Source, opts: ReadOptions, spans: list[Span], scans: list[InputReport]) -> list[Span]:
+    """The ranges of a file with time-only stamps, each told where the file's clock stands at its
+    start: the day and time of the last stamp before it, and the days to add to every provisional
+    date (from --date, the file's name, or its modification time dating its last line, as a read
+    of the whole file decides). ``scans``: each range's first pass (read from day 0, alone)."""
+    from logsleuth.ingest.timeparse import MIDNIGHT_SLACK, ROLLOVER_BACKWARDS
+
+    day, last_tod, last_naive = 0, None, None
+    starts = []
+    for sc in scans:
+        t = sc.times or {}
+        starts.append((day, last_tod))
+        if t.get("first_tod") is None:  # no stamp in this range: the clock does not move
+            continue
+        s = t["first_tod"]
+        if last_tod is not None:  # the midnight between the range before's last stamp and this one's first
+            day += int(last_tod - s > ROLLOVER_BACKWARDS) - int(last_tod < MIDNIGHT_SLACK and s > 86400 - MIDNIGHT_SLACK)
+        begin = day
+        day, last_tod = begin + t["day"], t["last_tod"]
+        if t.get("last_naive") is not None:
+            last_naive = t["last_naive"] + dt.timedelta(days=begin)
+    stats = scans[0].stats if scans else ReadStats()
+    zone, zone_source = opts.zone_for(src.name)
+    det = spans[0].detection
+    clock = FileClock(src.name, zone, det.layout.time, opts.date_for(src.name), stats.mtime, zone_source=zone_source)  # type: ignore[attr-defined]
+    clock.last_naive = last_naive
+    shift = clock.shift_days()
+    out = []
+    for sp, (d, lt) in zip(spans, starts):
+        out.append(Span(sp.index, sp.start, sp.end, sp.detection, dict(day=d, last_tod=lt, shift_days=shift, date_source=clock.date_source)))
+    return out
+
+
+def merge_ranges(parts: list[InputReport], det: Detection) -> tuple[InputReport, list[int]]:
+    """The report of a file read in byte ranges, from the ranges' reports (in order), as a read of
+    the whole file gives it; and the line number each range's first line has in the file, less
+    one (what to add to the line numbers each range counted from its own first line)."""
+    from logsleuth.ingest.coverage import edges
+    from logsleuth.ingest.sources import finish_reading
+
+    first = parts[0]
+    bases, at = [], 0
+    for r in parts:
+        bases.append(at)
+        at += r.stats.lines
+    st = ReadStats(compression=first.stats.compression, line_ending=first.stats.line_ending, mtime=first.stats.mtime,
+                   head_crc=first.stats.head_crc)
+    for r in parts:
+        s = r.stats
+        st.replaced_bytes += s.replaced_bytes
+        st.bytes_read += s.bytes_read
+        st.bytes_text += s.bytes_text
+        st.lines += s.lines
+        st.long_lines += s.long_lines
+        st.long_line_bytes += s.long_line_bytes
+        st._encodings |= s._encodings
+        for note in s.notes:
+            st.note(note)
+    finish_reading(st)
+    out = InputReport(first.name, st, envelope=first.envelope, layout=first.layout, layout_rate=first.layout_rate,
+                      runner_up=first.runner_up, runner_up_rate=first.runner_up_rate, layout_forced=first.layout_forced)
+    for key in ("records", "records_without_ts", "lines_in_records", "skipped_lines"):
+        setattr(out, key, sum(getattr(r, key) for r in parts))
+    for key in ("events", "unmatched_records"):
+        got = [getattr(r, key) for r in parts]
+        setattr(out, key, None if any(v is None for v in got) else sum(got))
+    timed = [r for r in parts if r.first_ts is not None]
+    if timed:  # the earliest and latest records; on a tie the first read, as one read picks them
+        lo = min(timed, key=lambda r: r.first_ts)  # type: ignore[arg-type,return-value]
+        hi = max(timed, key=lambda r: r.last_ts)  # type: ignore[arg-type,return-value]
+        out.first_ts, out.first_stamp, out.last_ts, out.last_stamp = lo.first_ts, lo.first_stamp, hi.last_ts, hi.last_stamp
+    times = dict(first.times or {})
+    if times:
+        times["time_from"] = {k: sum((r.times or {}).get("time_from", {}).get(k, 0) for r in parts) for k in times["time_from"]}
+        times["rollovers"] = sum((r.times or {}).get("rollovers", 0) for r in parts)
+        out.times = times
+        describe_times(out)
+    covs = [r.coverage for r in parts if r.coverage is not None and r.coverage.height]
+    out.coverage = edges(pl.concat(covs, how="diagonal_relaxed"), pl.col("ts"), ["ts", "level"]).sort("ts") if covs else (
+        first.coverage)
+    reduced = [r.reduced.with_columns(pl.col("line") + base) for r, base in zip(parts, bases) if r.reduced is not None]
+    out.reduced = pl.concat(reduced, how="diagonal_relaxed") if reduced else None
+    layout_notes(out, det)
+    return out, bases
 
 
 class _Lines:

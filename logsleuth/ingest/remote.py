@@ -153,6 +153,17 @@ def open_copy(remote: Remote, storage_options: dict | None = None) -> tuple[io.F
     return fh, (os.fstat(fh.fileno()).st_size or None)
 
 
+def open_ranged(remote: Remote, storage_options: dict | None = None):
+    """The object opened for reading in place, block by block (a byte range of a big object is
+    read by a task of its own: fetching the whole object for each would read it once per range)."""
+    fs, path = _fs(remote.url, storage_options or {})
+    try:
+        fh = fs.open(path, "rb", block_size=8 * 2**20)
+    except Exception as e:
+        raise failure(remote.url, e) from None
+    return fh, remote.size
+
+
 def parse_storage_options(items: list[str] | None) -> dict:
     """``--storage-option KEY=VALUE`` (repeatable) -> fsspec's storage options. Values are text;
     ``true``/``false`` and whole numbers become booleans and integers (``anon=true``)."""

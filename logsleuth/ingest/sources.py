@@ -82,6 +82,27 @@ class Unreadable(NotALog):
     """The input cannot be opened (permission denied): fatal when named, skipped in a directory walk."""
 
 
+class Span:
+    """One byte range of a big plain file, read as a task of its own (``--split-size``).
+
+    The range owns the lines that start in ``[start, end)`` once both ends are moved to the next
+    line start (a line cut by ``start`` belongs to the range before). Its records are those whose
+    first line it owns: the lines before its first record start are the end of the range before's
+    last record (that range reads past its ``end`` to finish it, and stops at the next record
+    start). Line numbers are counted from the range's first line (the caller adds the line counts
+    of the ranges before). ``detection``: the file's envelope and layout (layouts.detect.Detection),
+    found once on the file's head and used for every range. ``clock`` (time-only stamps): where the
+    range before left the file's clock (reader.day_states), so each record gets the day a read of
+    the whole file gives it."""
+
+    def __init__(self, index: int, start: int, end: int, detection: object, clock: dict | None = None):
+        self.index, self.start, self.end, self.detection = index, start, end, detection
+        self.clock = clock  # time-only stamps: the day and time the range before ended on, the file's date shift
+
+    def __repr__(self) -> str:
+        return f"Span({self.index}, {self.start}, {self.end})"
+
+
 @dataclass
 class Source:
     """One input as the user named it."""
@@ -93,6 +114,7 @@ class Source:
     error: str | None = None  # a named input that is not there (expand(..., carry_on=True)): why
     remote: object | None = None  # an object in a store (ingest/remote.Remote): fetched when opened
     storage_options: dict | None = None  # the store's fsspec options (credentials, endpoint)
+    span: "Span | None" = None  # one byte range of a big plain file (a cluster task reads it: recognise/cluster.py)
 
     def __post_init__(self) -> None:
         from logsleuth.safe import display_name
@@ -416,6 +438,8 @@ def _open(src: Source) -> tuple[BinaryIO, int | None]:
     if src.remote is not None:
         from logsleuth.ingest import remote
 
+        if src.span is not None:  # one range of a big object: read in place (blocks fetched as read)
+            return remote.open_ranged(src.remote, src.storage_options)  # type: ignore[arg-type]
         return remote.open_copy(src.remote, src.storage_options)  # type: ignore[arg-type]
     if src.path is None:
         if sys.stdin is None:
@@ -540,10 +564,13 @@ def _skip_line(fh: BinaryIO, start: int, size: int) -> int | None:
     return None
 
 
-def _plain_file_chunks(fh: BinaryIO, size: int, stats: ReadStats, chunk_bytes: int) -> Iterator[tuple[bytes, int]]:
+def _plain_file_chunks(fh: BinaryIO, size: int, stats: ReadStats, chunk_bytes: int, start: int = 0,
+                       grown: bool = True) -> Iterator[tuple[bytes, int]]:
     """An uncompressed regular file: read chunk by chunk and seek back to the start of the cut line,
-    so that no chunk is copied to be cut or joined. A line longer than MAX_LINE_BYTES keeps its head."""
-    pos = 0
+    so that no chunk is copied to be cut or joined. A line longer than MAX_LINE_BYTES keeps its head.
+    ``start``/``size``: the offsets to read between (the file's position is at ``start``); ``grown``:
+    say when the file goes on past ``size`` (it grew while it was read)."""
+    pos = start
     while pos < size:
         data = fh.read(min(chunk_bytes, size - pos))
         if not data:
@@ -587,13 +614,20 @@ def _plain_file_chunks(fh: BinaryIO, size: int, stats: ReadStats, chunk_bytes: i
         pos += cut + 1
         stats.bytes_read = stats.bytes_text = pos
         fh.seek(pos)
-    if fh.read(1):
+    if grown and fh.read(1):
         stats.note("the file grew while it was read; only what it held when opened was read")
+
+
+RANGE_END = -1  # the tail value of the marker (b"", RANGE_END) that a byte range's chunks send at its end
 
 
 def _chunks(src: Source, stats: ReadStats, chunk_bytes: int) -> Iterator[tuple[bytes, int]]:
     fh, size = _open(src)
     try:
+        if src.span is not None:
+            stats.mtime = src.remote.mtime if src.remote is not None else src.path.stat().st_mtime  # type: ignore[union-attr]
+            yield from _range_chunks(fh, size or 0, src.span, stats, chunk_bytes)
+            return
         if src.remote is not None:
             stats.mtime = src.remote.mtime  # type: ignore[attr-defined]
         elif src.path is not None:
@@ -622,6 +656,45 @@ def _chunks(src: Source, stats: ReadStats, chunk_bytes: int) -> Iterator[tuple[b
     finally:
         if src.path is not None or src.remote is not None:
             fh.close()
+
+
+def line_start_at(fh: BinaryIO, at: int, size: int) -> int:
+    """The offset of the first line that starts at or after ``at`` (``size`` if none does)."""
+    if at <= 0:
+        return 0
+    fh.seek(at - 1)
+    pos = at - 1
+    while pos < size:
+        block = fh.read(min(65536, size - pos))
+        if not block:
+            break
+        i = block.find(b"\n")
+        if i >= 0:
+            return pos + i + 1
+        pos += len(block)
+    return size
+
+
+def _range_chunks(fh: BinaryIO, size: int, span: Span, stats: ReadStats, chunk_bytes: int) -> Iterator[tuple[bytes, int]]:
+    """The chunks of one byte range of a plain file (:class:`Span`): the lines it owns, then the
+    marker ``(b"", RANGE_END)``, then the lines after it (the reader takes those up to the next
+    record start, to finish the range's last record, and stops). ``stats`` counts the owned bytes."""
+    begin = line_start_at(fh, span.start, size)
+    end = line_start_at(fh, span.end, size) if span.end < size else size
+    if span.index == 0 and size:
+        fh.seek(0)
+        if b"\r\n" in fh.read(65536):
+            stats.line_ending = "crlf"
+    fh.seek(begin)
+    owned = ReadStats()
+    yield from _plain_file_chunks(fh, end, owned, chunk_bytes, start=begin, grown=end == size)
+    stats.bytes_read = stats.bytes_text = end - begin
+    stats.long_lines, stats.long_line_bytes = owned.long_lines, owned.long_line_bytes
+    stats.notes.extend(n for n in owned.notes if n not in stats.notes)
+    yield b"", RANGE_END
+    if end < size:
+        fh.seek(end)
+        yield from _plain_file_chunks(fh, size, ReadStats(), chunk_bytes, start=end, grown=False)
 
 
 # --------------------------------------------------------------------------- text chunks

@@ -198,6 +198,7 @@ class FileClock:
     out_of_range: int = 0  # records whose stamp is outside YEAR_MIN..YEAR_MAX (read without a time)
     out_of_range_example: str | None = None
     _shift_days: int | None = field(default=None, repr=False)
+    first_tod: float | None = None  # seconds into the day of the first time-only stamp (a byte range's, for the one before)
 
     @property
     def time_only(self) -> bool:
@@ -242,6 +243,8 @@ class FileClock:
                 + (pl.col("_tod").cast(pl.Int64) // 1000).cast(pl.Duration("us"))
             )
         )
+        if self.first_tod is None:
+            self.first_tod = f.select(pl.col("_s").drop_nulls().first()).item()
         last = f.select(pl.col("_s").drop_nulls().last(), pl.col("_day").last()).row(0)
         if last[0] is not None:
             self.last_tod = float(last[0])

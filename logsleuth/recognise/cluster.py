@@ -6,6 +6,12 @@ events table and hands over an ``EventSet`` as ``collect`` does, so correlation,
 every output are the same code as in a plain run. docs/scale.md says how to run it.
 
     STORE/events/system=<system>/part-<input>-<n>.parquet    parts of each input's events, per system
+    STORE/events/system=<system>/part-<input>-r<k>-<n>.parquet    ... of range k of an input read in byte ranges
+
+A plain file bigger than ``--split-size`` is read in byte ranges, a task each (ingest/sources.Span):
+its envelope and layout are detected once here, the ranges' reports merged into the file's
+(reader.merge_ranges) and their line numbers shifted by the lines of the ranges before, as the
+parts are read back.
 
 The store is ``--store DIR|URL``; without one, a temporary directory on this machine (a local
 cluster's workers share its disk), removed at the end unless ``--keep-store``. Dask and fsspec are
@@ -36,6 +42,7 @@ from logsleuth.recognise.events import EventFilter, EventSet, copy_of, filtered
 EXTRA = remote.EXTRA
 THREADS = "threads"  # --scheduler threads: an in-process cluster (one process, a thread per worker)
 CONNECT_TIMEOUT = "10s"
+SPLIT_SIZE = 512 * 2**20  # --split-size's default
 
 
 @dataclass
@@ -48,6 +55,7 @@ class Engine:
     store: str | None = None  # where the workers write the events (DIR or URL); None: a temporary directory here
     keep_store: bool = False
     storage_options: dict = field(default_factory=dict)  # fsspec's, for URL inputs and a URL store
+    split_size: int | None = SPLIT_SIZE  # plain files bigger than this are read in byte ranges of this size (None: never)
 
     @property
     def address(self) -> str | None:
@@ -64,6 +72,11 @@ class Task:
     url: remote.Remote | None
     size: int
     from_directory: bool
+    span: object | None = None  # one byte range of the input (ingest/sources.Span), or None: all of it
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.index, self.span.index if self.span is not None else 0)  # type: ignore[attr-defined]
 
 
 @dataclass
@@ -75,6 +88,10 @@ class Outcome:
     parts: list[tuple[str, str]]  # (system, part path relative to the store)
     error: str | None = None
     fatal: bool = False  # a problem of the whole run (RunError), or a worker of another version
+    range: int = 0  # which byte range of the input (0: the first, or all of it)
+    ranged: bool = False  # the outcome of one byte range of the input
+    detection: object | None = None  # (a range's) the file's envelope and layout
+    offsets: dict = field(default_factory=dict)  # (the merged ranges') part -> lines of the ranges before it
 
 
 def need_dask():
@@ -122,8 +139,8 @@ def _source(task: Task, storage_options: dict):
     from logsleuth.ingest.sources import Source
 
     if task.url is not None:
-        return Source(task.name, None, remote=task.url, storage_options=storage_options)
-    return Source(task.name, Path(task.path or task.name))
+        return Source(task.name, None, remote=task.url, storage_options=storage_options, span=task.span)
+    return Source(task.name, Path(task.path or task.name), span=task.span)
 
 
 def _store_fs(store: str, storage_options: dict):
@@ -148,7 +165,7 @@ def _write_part(frame: pl.DataFrame, store: str, rel: str, storage_options: dict
 def read_task(task: Task, opts: ReadOptions, packs, store: str, storage_options: dict, version: str, templates: bool) -> Outcome:
     """Read and recognise one input, write its events to the store; runs on a worker."""
     if version != __version__:
-        return Outcome(task.index, None, [], f"a worker runs logsleuth {__version__} and this machine {version}: "
+        return Outcome(task.index, None, [], range=task.key[1], error=f"a worker runs logsleuth {__version__} and this machine {version}: "
                        "install the same version on the workers", fatal=True)
     from logsleuth.recognise.events import collect
     from logsleuth.recognise.eventstore import parquet_table
@@ -156,11 +173,11 @@ def read_task(task: Task, opts: ReadOptions, packs, store: str, storage_options:
     try:
         result = collect([_source(task, storage_options)], opts, packs, None, templates=templates)
     except RunError as e:
-        return Outcome(task.index, None, [], str(e), fatal=True)
+        return Outcome(task.index, None, [], range=task.key[1], error=str(e), fatal=True)
     except LogsleuthError as e:
-        return Outcome(task.index, None, [], str(e))
+        return Outcome(task.index, None, [], range=task.key[1], error=str(e))
     except Exception as e:  # noqa: BLE001 - one input's failure, reported as that input's (the rest are read)
-        return Outcome(task.index, None, [], f"{task.name}: could not be read on a worker ({type(e).__name__}: {remote._first_line(e)})")
+        return Outcome(task.index, None, [], range=task.key[1], error=f"{task.name}: could not be read on a worker ({type(e).__name__}: {remote._first_line(e)})")
     parts: list[tuple[str, str]] = []
     try:
         # a slice at a time with its texts (as eventstore.write): the whole table with its texts
@@ -168,12 +185,13 @@ def read_task(task: Task, opts: ReadOptions, packs, store: str, storage_options:
         for n, rows in enumerate(result.events.iter_slices(eventstore.WRITE_ROWS)):
             ev = parquet_table(rows, result.texts).with_columns(pl.col("system").fill_null("unknown"))
             for (system,), part in ev.group_by("system", maintain_order=True):
-                rel = f"events/system={system}/part-{task.index:06d}-{n:06d}.parquet"
+                piece = f"{task.index:06d}-r{task.span.index:05d}" if task.span is not None else f"{task.index:06d}"  # type: ignore[attr-defined]
+                rel = f"events/system={system}/part-{piece}-{n:06d}.parquet"
                 _write_part(part.drop("system"), store, rel, storage_options)
                 parts.append((str(system), rel))
             del ev, rows
     except OSError as e:
-        return Outcome(task.index, None, [], f"the store {remote._shown(store)} cannot be written by a worker ({remote._first_line(e)})", fatal=True)
+        return Outcome(task.index, None, [], range=task.key[1], error=f"the store {remote._shown(store)} cannot be written by a worker ({remote._first_line(e)})", fatal=True)
     finally:  # a worker lives on after the task: what it spilled and the texts go now, not at its exit
         if result.texts is not None:
             result.texts.close()
@@ -181,6 +199,8 @@ def read_task(task: Task, opts: ReadOptions, packs, store: str, storage_options:
         if spilled is not None:
             shutil.rmtree(spilled.dir, ignore_errors=True)
     rep = result.inputs[0]
+    if task.span is not None:
+        return Outcome(task.index, rep, parts, range=task.span.index, ranged=True, detection=task.span.detection)  # type: ignore[attr-defined]
     return Outcome(task.index, rep, parts)
 
 
@@ -261,7 +281,7 @@ def _store(engine: Engine, on_this_machine: bool) -> Iterator[str]:
             print(f"logsleuth: note: the events store is kept in {d}", file=sys.stderr)
 
 
-def _parts(store: str, parts: list[tuple[str, str]], storage_options: dict) -> list[tuple[str, pl.LazyFrame]]:
+def _parts(store: str, parts: list[tuple[str, str]], storage_options: dict, offsets: dict[str, int]) -> list[tuple[str, pl.LazyFrame]]:
     """The parts the workers wrote, as an events directory is read: by system, then input."""
     fs, base = _store_fs(store, storage_options)
     out = []
@@ -274,8 +294,27 @@ def _parts(store: str, parts: list[tuple[str, str]], storage_options: dict) -> l
                     lf = pl.read_parquet(fh).lazy()
         except Exception as e:  # noqa: BLE001 - a part gone or damaged between write and read
             raise RunError(f"the events store {remote._shown(store)}: {rel} cannot be read ({remote._first_line(e)})") from None
+        if offsets.get(rel):  # a range's part: its lines counted from the range's first line
+            lf = lf.with_columns([pl.col(c) + offsets[rel] for c in ("line", "line_end") if c in lf.collect_schema().names()])
         out.append((system, lf))
     return out
+
+
+def _whole(item: Task, outcomes: dict[tuple[int, int], Outcome]) -> Outcome:
+    """The outcome of an input: its one task's, or its ranges' put together (the first range that
+    failed makes the input unread, as a plain read stops at the first error)."""
+    ranges = sorted((k, o) for k, o in outcomes.items() if k[0] == item.index)
+    if len(ranges) == 1:  # read whole (a file split in ranges has two or more)
+        return ranges[0][1]
+    for _, o in ranges:
+        if o.report is None:
+            return o
+    from logsleuth.ingest.reader import merge_ranges
+
+    got = [o for _, o in ranges]
+    rep, bases = merge_ranges([o.report for o in got], got[0].detection)  # type: ignore[misc]
+    offsets = {rel: base for o, base in zip(got, bases) for _, rel in o.parts if base}
+    return Outcome(item.index, rep, [p for o in got for p in o.parts], offsets=offsets)
 
 
 def collect(paths: list[str], opts: ReadOptions, packs, engine: Engine, flt: EventFilter | None = None, templates: bool = False) -> EventSet:
@@ -287,18 +326,112 @@ def collect(paths: list[str], opts: ReadOptions, packs, engine: Engine, flt: Eve
         flt.check(packs)
     need_dask()
     with _client(engine) as (client, local_cluster):
-        planned = plan(list(paths), engine.storage_options, absolute=not local_cluster)
+        with _store(engine, local_cluster) as store:
+            def side_by_side(calls: list) -> list:
+                futures = [client.submit(fn, *args, pure=False, key=f"logsleuth-scan-{os.getpid()}-{i}-{id(args)}") for i, (fn, *args) in enumerate(calls)]
+                return client.gather(futures)
+
+            work = Plan.make(paths, opts, packs, store, engine.storage_options, engine.split_size, templates, side_by_side,
+                             absolute=not local_cluster)
+            outcomes = _run(client, work.tasks, work.opts, packs, store, engine.storage_options, templates)
+            return _gathered(work.planned, outcomes, opts, packs, flt, store, engine.storage_options)
+
+
+@dataclass
+class Plan:
+    """The reading stage as tasks any engine can run (docs/scale.md: Dask here, a Spark recipe):
+    ``Plan.make`` on the driver; ``plan.run(task)`` on a worker (writes the task's events to the
+    store, returns a small Outcome); ``plan.gather(outcomes)`` on the driver (the EventSet a plain
+    run builds: write it with ``eventstore.write`` for ``analyze --events``)."""
+
+    planned: list  # each input: a Task, or (name, error, from_directory)
+    tasks: list[Task]  # what to run: a task per input, or per byte range of a big one
+    opts: ReadOptions  # the workers' options (this machine's zone fixed)
+    packs: object
+    store: str
+    storage_options: dict
+    templates: bool = False
+
+    @classmethod
+    def make(cls, paths: list[str], opts: ReadOptions, packs, store: str, storage_options: dict | None = None,
+             split_size: int | None = None, templates: bool = False, side_by_side=None, absolute: bool = True) -> "Plan":
+        """``side_by_side(calls)``: runs ``[(fn, *args), ...]`` and returns their results in order
+        (on the workers; default here, one after another): the first pass over the ranges of a big
+        file with time-only stamps."""
+        from logsleuth.ingest.reader import _warn_unmatched_globs
+        from logsleuth.ingest.timeparse import local_zone
+
+        storage_options = storage_options or {}
+        planned = plan(list(paths), storage_options, absolute=absolute)
         if not planned:
             raise LogsleuthError("no input given")
-        tasks = [t for t in planned if isinstance(t, Task)]
-        _warn_unmatched_globs(opts, [t.name for t in tasks])
-        worker_opts = dataclasses.replace(opts, progress=None, failed=[], one_of_many=True, machine_zone=opts.machine_zone or local_zone())
-        with _store(engine, local_cluster) as store:
-            outcomes = _run(client, tasks, worker_opts, packs, store, engine.storage_options, templates)
-            return _gathered(planned, outcomes, opts, packs, flt, store, engine.storage_options)
+        inputs = [t for t in planned if isinstance(t, Task)]
+        _warn_unmatched_globs(opts, [t.name for t in inputs])
+        worker_opts = dataclasses.replace(opts, progress=None, failed=[], one_of_many=True, machine_zone=opts.machine_zone or local_zone(),
+                                          storage_options=storage_options)
+        calls = side_by_side or (lambda cs: [fn(*args) for fn, *args in cs])
+        tasks = [r for t in inputs for r in split(t, worker_opts, split_size, storage_options, calls)]
+        return cls(planned, tasks, worker_opts, packs, store, storage_options, templates)
+
+    def run(self, task: Task) -> Outcome:
+        return read_task(task, self.opts, self.packs, self.store, self.storage_options, __version__, self.templates)
+
+    def gather(self, outcomes: list[Outcome], opts: ReadOptions | None = None, flt: EventFilter | None = None) -> EventSet:
+        for o in outcomes:
+            if o.fatal:
+                raise RunError(o.error or "a worker failed")
+        return _gathered(self.planned, {(o.index, o.range): o for o in outcomes}, opts or dataclasses.replace(self.opts, one_of_many=False),
+                         self.packs, flt, self.store, self.storage_options)
 
 
-def _run(client, tasks: list[Task], opts: ReadOptions, packs, store: str, storage_options: dict, templates: bool) -> dict[int, Outcome]:
+def split(task: Task, opts: ReadOptions, split_size: int | None, storage_options: dict, side_by_side) -> list[Task]:
+    """An input bigger than the split size as one task per byte range (reader.byte_ranges), or
+    as one task (said on stderr when it is big but cannot be split, and why). With time-only
+    stamps each range is first scanned for its midnights (a task each, side by side), and every
+    range is told the day it starts on (reader.day_states)."""
+    if split_size is None or task.size <= split_size:
+        return [task]
+    from logsleuth.ingest.reader import byte_ranges
+    from logsleuth.safe import visible
+
+    try:
+        spans = byte_ranges(_source(task, storage_options), opts, task.size, split_size)
+    except (LogsleuthError, OSError):  # the task says what is wrong with the input, as for any other
+        return [task]
+    if isinstance(spans, str):
+        print(f"logsleuth: note: {visible(task.name)} ({task.size / 2**20:,.1f} MiB) is read by one task: {spans}", file=sys.stderr)
+        return [task]
+    from logsleuth.ingest.reader import day_states
+    from logsleuth.ingest.timeparse import FileClock
+
+    det = spans[0].detection  # type: ignore[attr-defined]
+    if FileClock(task.name, opts.zone_for(task.name)[0], det.layout.time).time_only:
+        try:
+            scans = side_by_side([(scan_task, dataclasses.replace(task, span=sp), opts, __version__) for sp in spans])  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001 - the input is read whole, and its task says what is wrong with it
+            return [task]
+        if any(sc is None for sc in scans):
+            return [task]
+        spans = day_states(_source(task, storage_options), opts, spans, scans)
+    return [dataclasses.replace(task, span=sp, size=sp.end - sp.start) for sp in spans]  # type: ignore[attr-defined]
+
+
+def scan_task(task: Task, opts: ReadOptions, version: str) -> InputReport | None:
+    """A byte range's first pass for a file with time-only stamps: its records' times of day read
+    from day 0, for reader.day_states (None: the range cannot be read; its read task will say why)."""
+    if version != __version__:
+        return None
+    from logsleuth.ingest.reader import read_source
+
+    try:
+        _, rep = read_source(_source(task, opts.storage_options), opts, select=lambda: pl.lit(False))
+    except Exception:  # noqa: BLE001
+        return None
+    rep.coverage = None
+    return rep
+
+
+def _run(client, tasks: list[Task], opts: ReadOptions, packs, store: str, storage_options: dict, templates: bool) -> dict[tuple[int, int], Outcome]:
     from distributed import as_completed
 
     # the packs travel once, as a task that unpickles them (not scattered data: that is lost with the
@@ -308,30 +441,32 @@ def _run(client, tasks: list[Task], opts: ReadOptions, packs, store: str, storag
     shared = client.submit(pickle.loads, pickle.dumps(packs), pure=False, key=f"logsleuth-packs-{os.getpid()}-{id(packs)}")
     futures = {}
     for t in sorted(tasks, key=lambda t: -t.size):  # the largest first: it bounds the wall time
-        fut = client.submit(read_task, t, opts, shared, store, storage_options, __version__, templates, pure=False, key=f"logsleuth-read-{t.index}-{os.getpid()}-{id(t)}")
+        fut = client.submit(read_task, t, opts, shared, store, storage_options, __version__, templates, pure=False,
+                            key=f"logsleuth-read-{t.index}-{t.key[1]}-{os.getpid()}-{id(t)}")
         futures[fut] = t
-    out: dict[int, Outcome] = {}
+    out: dict[tuple[int, int], Outcome] = {}
     with client.as_current():
         for fut in as_completed(list(futures)):
             t = futures[fut]
             try:
                 got = fut.result()
             except Exception as e:  # noqa: BLE001 - the worker died on it (KilledWorker after Dask's retries), or the task was lost
-                got = Outcome(t.index, None, [], f"{t.name}: could not be read on the cluster ({type(e).__name__}: {remote._first_line(e)})")
+                got = Outcome(t.index, None, [], range=t.key[1], error=f"{t.name}: could not be read on the cluster ({type(e).__name__}: {remote._first_line(e)})")
             if got.fatal:
                 for other in futures:
                     other.cancel()
                 raise RunError(got.error or "a worker failed")
-            out[t.index] = got
+            out[t.key] = got
     return out
 
 
-def _gathered(planned: list, outcomes: dict[int, Outcome], opts: ReadOptions, packs, flt: EventFilter | None, store: str,
+def _gathered(planned: list, outcomes: dict[tuple[int, int], Outcome], opts: ReadOptions, packs, flt: EventFilter | None, store: str,
               storage_options: dict) -> EventSet:
     from logsleuth.ingest.reader import not_read  # as a plain run says an input it could not read
 
     reports: list[InputReport] = []
     parts: list[tuple[str, str]] = []
+    offsets: dict[str, int] = {}  # a range's part -> the lines of the ranges before it
     seen: dict[tuple, str] = {}
     single = len(planned) == 1
     for i, item in enumerate(planned):
@@ -343,7 +478,7 @@ def _gathered(planned: list, outcomes: dict[int, Outcome], opts: ReadOptions, pa
             not_read(rep, name, from_directory, LogsleuthError(error), opts)
             reports.append(rep)
             continue
-        got = outcomes[item.index]
+        got = _whole(item, outcomes)
         if got.report is None:
             if single and not item.from_directory:
                 raise LogsleuthError(got.error or f"{item.name}: could not be read")
@@ -357,12 +492,13 @@ def _gathered(planned: list, outcomes: dict[int, Outcome], opts: ReadOptions, pa
             rep.events = rep.unmatched_records = None  # as collect leaves a copy: not counted (filtered() counts its events)
             continue
         parts.extend(got.parts)
+        offsets.update(got.offsets)
     if len(opts.failed) == len(planned) > 1:
         raise LogsleuthError(f"none of the {len(planned)} inputs could be read")
     if all(r.skipped_input for r in reports):
         raise LogsleuthError("no text logs found (every input was binary or unreadable)")
     bad = lambda what: RunError(f"the events store {remote._shown(store)} is not what the workers wrote ({what})")  # noqa: E731
-    out = eventstore.streamed(_parts(store, parts, storage_options), reports, packs, opts.memory_budget, bad)
+    out = eventstore.streamed(_parts(store, parts, storage_options, offsets), reports, packs, opts.memory_budget, bad)
     if flt is not None:
         filtered(out, flt)
     return out
