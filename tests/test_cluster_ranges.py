@@ -139,3 +139,45 @@ def test_off_reads_every_file_as_one_task(tmp_path):
     _time_only_log(log, 3)
     r = _cli("analyze", "-f", "json", log, "--engine", "dask", "--scheduler", "threads", "--split-size", "off")
     assert r.code == 0 and ONE_TASK not in r.err and json.loads(r.out)["inputs"][0]["lines"] > 1000
+
+
+PLAN_SCRIPT = r'''
+import pickle, sys
+from pathlib import Path
+from logsleuth.ingest.inputs import ReadOptions
+from logsleuth.recognise import eventstore
+from logsleuth.recognise.cluster import Plan
+from logsleuth.recognise.packs import load_packs
+out, store, split, *inputs = sys.argv[1:]
+# what docs/recipes/spark_events.py does, with a list comprehension for Spark's executors: every
+# task and outcome crosses a pickle, as it does between Spark's driver and its Python workers
+calls = lambda cs: [pickle.loads(pickle.dumps(fn))(*pickle.loads(pickle.dumps(args))) for fn, *args in cs]
+plan = pickle.loads(pickle.dumps(Plan.make(inputs, ReadOptions(tz="UTC"), load_packs(None), store, split_size=int(split), side_by_side=calls)))
+outcomes = [pickle.loads(pickle.dumps(plan.run(pickle.loads(pickle.dumps(t))))) for t in plan.tasks]
+result = plan.gather(outcomes)
+eventstore.write(result, Path(out))
+result.texts.close()
+print(len(plan.tasks))
+'''
+
+
+def test_the_engine_neutral_plan_writes_the_events_directory_events_o_writes(tmp_path):
+    """The Spark recipe's steps (docs/recipes/spark_events.py) with the executors played by a loop:
+    the events directory it writes analyses as the one ``events -o`` writes (checked on a real
+    local Spark too, not in CI: docs/scale.md)."""
+    import subprocess
+    import sys
+
+    log = tmp_path / "night.log"
+    _time_only_log(log, 11)
+    inputs = [str(SAMPLES / "kafka-outage"), str(SAMPLES / "pulsar-incident"), str(log)]
+    store = tmp_path / "store"
+    store.mkdir()
+    r = subprocess.run([sys.executable, "-c", PLAN_SCRIPT, str(tmp_path / "planned"), str(store), "60000", *inputs],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and int(r.stdout) > 20, r.stderr[-3000:]
+    cli = _cli("events", "--tz", "UTC", "-f", "parquet", "-o", tmp_path / "cli", *inputs)
+    assert cli.code == 0, cli
+    a = _cli("analyze", "-f", "json", "--events", tmp_path / "planned")
+    b = _cli("analyze", "-f", "json", "--events", tmp_path / "cli")
+    assert a.code == b.code == 0 and a.out == b.out and a.json()["findings"], (a, b)

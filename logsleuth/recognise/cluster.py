@@ -381,7 +381,7 @@ class Plan:
             if o.fatal:
                 raise RunError(o.error or "a worker failed")
         return _gathered(self.planned, {(o.index, o.range): o for o in outcomes}, opts or dataclasses.replace(self.opts, one_of_many=False),
-                         self.packs, flt, self.store, self.storage_options)
+                         self.packs, flt or EventFilter(), self.store, self.storage_options)
 
 
 def split(task: Task, opts: ReadOptions, split_size: int | None, storage_options: dict, side_by_side) -> list[Task]:
