@@ -1307,3 +1307,63 @@ def test_callback_errors_name_the_exception_in_dropwizard_and_quarkus_layouts(cl
     (f,) = [f for f in r.json()["findings"] if f["id"] == "kafka.callback-error"]
     assert "(NullPointerException ×22, IllegalStateException ×4)" in f["title"], f["title"]
     assert {s["exception"] for s in f["subjects"]} == {"java.lang.NullPointerException", "java.lang.IllegalStateException"}
+
+
+SENDER = "org.apache.kafka.clients.producer.internals.Sender"
+
+
+def _network_exception_log(tmp_path, modern: bool, failures: bool):
+    """Produce retries on NETWORK_EXCEPTION counting down to 0 attempts left, then (``failures``)
+    the application's sends failing with the NetworkException; no failed connection line (the
+    broker accepted connections and dropped the requests). ``modern``: 2.8+ texts ('Error Message:
+    Disconnected from node 2'), else the older ones (Errors.NETWORK_EXCEPTION's own message)."""
+    detail = "Disconnected from node 2" if modern else "The server disconnected before a response was received."
+    retry_error = "NETWORK_EXCEPTION. Error Message: Disconnected from node 2" if modern else "NETWORK_EXCEPTION"
+    lines = [l4j("2024-05-02 10:16:00,000", "INFO", f"sent order {n}", "com.example.orders.OrderPublisher") for n in range(3)]
+    for i, left in enumerate((2, 1, 0)):
+        lines.append(l4j(f"2024-05-02 10:17:3{i},201", "WARN", f"[Producer clientId=producer-1] Got error produce response with correlation id "
+                         f"{8812 + i} on topic-partition orders-4, retrying ({left} attempts left). Error: {retry_error}", SENDER))
+        lines.append(l4j(f"2024-05-02 10:17:3{i},305", "WARN", "[Producer clientId=producer-1] Received invalid metadata error in produce "
+                         f"request on partition orders-4 due to org.apache.kafka.common.errors.NetworkException: {detail}. Going to "
+                         "request metadata update now", SENDER))
+    if failures:
+        lines.append(l4j("2024-05-02 10:17:33,644", "ERROR", "Failed to send order 81376 to orders", "com.example.orders.OrderPublisher",
+                         f"org.apache.kafka.common.errors.NetworkException: {detail}"))
+        lines.append(l4j("2024-05-02 10:17:33,650", "ERROR", "Order submission failed", "com.example.orders.OrderController",
+                         f"java.util.concurrent.ExecutionException: org.apache.kafka.common.errors.NetworkException: {detail}",
+                         "\tat org.apache.kafka.clients.producer.internals.FutureRecordMetadata.valueOrError(FutureRecordMetadata.java:98)",
+                         f"Caused by: org.apache.kafka.common.errors.NetworkException: {detail}"))
+    lines += [l4j(f"2024-05-02 10:{m}:00,000", "INFO", f"sent order {m}", "com.example.orders.OrderPublisher") for m in range(19, 22)]
+    return write(tmp_path, "orders.log", lines)
+
+
+@pytest.mark.parametrize("modern", [True, False])
+def test_sends_failed_with_a_network_exception_after_the_retries_ran_out_are_lost_records(tmp_path, modern):
+    """Issue 28: retries on NETWORK_EXCEPTION counting down to zero, then NetworkException send
+    errors, no 'could not be established': the finding said 'Nothing expired and no send() failed
+    on this client: Kafka's retries covered it' with the two failed sends in the log it read."""
+    p = _network_exception_log(tmp_path, modern, failures=True)
+    f = broker_unreachable(analyze(p, "--format", "json").json())
+    (s,) = f["subjects"]
+    # the older texts name no node: the finding says so rather than guess one
+    assert (s["node"], s["network_failures"], s["failed_connections"]) == (2 if modern else None, 2, 0) and f["severity"] == "high", f
+    if not modern:
+        assert f["title"].startswith("A broker these texts do not name dropping connections"), f["title"]
+    assert "no send() failed" not in f["root_cause"] and "covered it" not in f["root_cause"]
+    said = "Disconnected from node 2" if modern else "The server disconnected before a response was received."
+    assert f"2 sends failed with a NetworkException ({said})" in f["root_cause"], f["root_cause"]
+    quoted = [e for e in f["evidence"] if "NetworkException" in e["text"] and "no retry left" in (e.get("note") or "")]
+    lines = p.read_text().splitlines()
+    assert quoted and lines[quoted[0]["line"] - 1].startswith("org.apache.kafka.common.errors.NetworkException"), f["evidence"]
+
+
+def test_network_exception_retries_that_recovered_stay_a_low_finding(tmp_path):
+    """The near miss: the same retries, but no send failed (the retries covered it) — the Sender's
+    own 'due to ...NetworkException' warnings are not failed sends."""
+    p = _network_exception_log(tmp_path, True, failures=False)
+    f = broker_unreachable(analyze(p, "--format", "json").json())
+    assert f["severity"] == "low" and f["subjects"][0]["network_failures"] == 0, f
+    assert "no send() failed on this client" in f["root_cause"]
+    # the older texts (no node named), nothing lost: no finding, as before
+    p = _network_exception_log(tmp_path, False, failures=False)
+    assert of(analyze(p, "--format", "json").json(), "kafka.broker-unreachable") == []

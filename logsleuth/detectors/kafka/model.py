@@ -94,6 +94,7 @@ class Model:
     batches: pl.DataFrame  # one row per expired-batch cluster, with the linked episode (ep, may be null)
     runs: pl.DataFrame  # one row per run of buffer exhaustions, with the linked episode (ep, may be null)
     waits: pl.DataFrame  # one row per metadata-wait timeout (a failed send()), with the linked episode (ep, may be null)
+    nets: pl.DataFrame  # one row per send failed with a NetworkException (no retry left), with the linked episode (ep, may be null)
     loss: dict  # (path, ep or None) -> expired records / batches and failed sends linked to it (see loss_of)
 
 
@@ -137,7 +138,8 @@ def _build(ctx: Context) -> Model | None:
             batches = batches.with_columns(ep=pl.lit(None, dtype=pl.Int64), named_match=pl.lit(False))
         runs = _runs(kev, episodes)
         waits = _waits(kev, episodes)
-        model = Model(kev, trouble, episodes, batches, runs, waits, _loss(batches, runs, waits))
+        nets = _waits(kev, episodes, "send_failed_network")
+        model = Model(kev, trouble, episodes, batches, runs, waits, nets, _loss(batches, runs, waits, nets))
     return model
 
 
@@ -391,17 +393,19 @@ def _link_blocked(df: pl.DataFrame, eps: pl.DataFrame, key: str, at: str) -> pl.
     return df.join(cand, on=key, how="left")
 
 
-def _waits(kev: pl.DataFrame, eps: pl.DataFrame) -> pl.DataFrame:
+def _waits(kev: pl.DataFrame, eps: pl.DataFrame, event: str = "metadata_wait_timeout") -> pl.DataFrame:
     """Metadata-wait timeouts (send() failed after max.block.ms without the topic's metadata), one per
     log record, each linked to the latest episode of its file (and client, when known) that started at
-    or before it and was still going within the wait (the N ms of the text, + SLACK) before it."""
+    or before it and was still going within the wait (the N ms of the text, + SLACK) before it.
+    ``event`` send_failed_network: sends failed with a NetworkException once no retry was left (the
+    exception ends the attempts: no wait before it, so linked within SLACK of an episode's end)."""
     mw = (
-        kev.filter(pl.col("event") == "metadata_wait_timeout")
+        kev.filter(pl.col("event") == event)
         .unique(["path", "file", "line"], keep="first", maintain_order=True)
         .sort(["path", "ts", "file", "line"], nulls_last=True)
         .select(
-            "path", "file", "line", "ts", "client", "topic", "partition",
-            wait_ms=pl.col("elapsed_ms"),
+            "path", "file", "line", "ts", "client", "topic", "partition", *(["detail"] if "detail" in kev.columns else []),
+            wait_ms=pl.col("elapsed_ms") if event == "metadata_wait_timeout" else pl.lit(0.0),
             row=quote_row(),
         )
         .with_row_index("wait")
@@ -412,7 +416,7 @@ def _waits(kev: pl.DataFrame, eps: pl.DataFrame) -> pl.DataFrame:
     return _link_blocked(mw, eps, "wait", "ts").sort(["path", "ts", "file", "line"], nulls_last=True)
 
 
-def _loss(batches: pl.DataFrame, runs: pl.DataFrame, waits: pl.DataFrame) -> dict:
+def _loss(batches: pl.DataFrame, runs: pl.DataFrame, waits: pl.DataFrame, nets: pl.DataFrame) -> dict:
     """(path, ep or None) -> what was lost while it lasted: the one computation behind every
     'N records in M batches expired', 'send() failed K times' (buffer) and 'J send() calls failed
     waiting for metadata' of the Kafka findings."""
@@ -445,20 +449,25 @@ def _loss(batches: pl.DataFrame, runs: pl.DataFrame, waits: pl.DataFrame) -> dic
         for r in per.iter_rows(named=True):
             d = slot(r["path"], r["ep"])
             d.update(metadata_timeouts=int(r["n"]), metadata_topics=list(r["topics"]))
+    if nets.height:
+        per = nets.group_by(["path", "ep"], maintain_order=True).agg(n=pl.len())
+        for r in per.iter_rows(named=True):
+            slot(r["path"], r["ep"]).update(network_failures=int(r["n"]))
     return out
 
 
 def _empty_loss() -> dict:
     return {"expired_records": 0, "expired_batches": 0, "expired_log_records": 0, "expired_partitions": [],
             "expired_first": None, "expired_last": None, "failed_sends": 0, "exhaustion_runs": 0,
-            "metadata_timeouts": 0, "metadata_topics": []}
+            "metadata_timeouts": 0, "metadata_topics": [], "network_failures": 0}
 
 
 def loss_of(m: Model, path: str, ep: int | None) -> dict:
     """What was lost in ``path`` during episode ``ep`` (None: expiries / exhaustions linked to no
     episode): expired_records, expired_batches, expired_log_records, expired_partitions,
     expired_first / expired_last, failed_sends (buffer exhaustions), exhaustion_runs,
-    metadata_timeouts (send()s that failed waiting for metadata) and metadata_topics."""
+    metadata_timeouts (send()s that failed waiting for metadata), metadata_topics and
+    network_failures (sends failed with a NetworkException once no retry was left)."""
     d = m.loss.get((path, None if ep is None else int(ep)))
     if d is None:
         d = _empty_loss()

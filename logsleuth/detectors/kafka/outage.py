@@ -113,10 +113,15 @@ def run(ctx: Context) -> list[Finding]:
     m = build(ctx)
     if m is None or m.episodes.height == 0:
         return []
-    eps = m.episodes.filter(pl.col("kind") != "produce-errors")
     out = []
-    for ep in eps.iter_rows(named=True):
-        f = _finding(ctx, m, ep, loss_of(m, ep["path"], ep["ep"]))
+    for ep in m.episodes.iter_rows(named=True):
+        loss = loss_of(m, ep["path"], ep["ep"])
+        # retries and errors that name no node are a finding only when sends failed with a
+        # NetworkException after NETWORK_EXCEPTION retries: requests cut by disconnects, records lost
+        # (pre-2.8 texts name no node); other node-less errors are the delivery finding's context
+        if ep["kind"] == "produce-errors" and not (ep["network_retries"] and loss["network_failures"]):
+            continue
+        f = _finding(ctx, m, ep, loss)
         link_episode(ctx, ep, f)  # the broker's own logs, when given (broker.py)
         out.append(f)
     return out
@@ -125,6 +130,7 @@ def run(ctx: Context) -> list[Finding]:
 def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
     expired, expired_batches, failed_sends = loss["expired_records"], loss["expired_batches"], loss["failed_sends"]
     meta_fails = loss["metadata_timeouts"]
+    net_fails = loss["network_failures"]
     waits = waits_of(m, ep["path"], ep["ep"])
     refused = refusals(m, ep)
     legacy = pre_2_1(m, ep["path"])
@@ -133,8 +139,9 @@ def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
     ok, recovery = recovered(ctx, m, ep)
     others = same_node_elsewhere(m, ep)
     who = client_label(ep)
-    what = node_label(ep)
-    lost = bool(expired or failed_sends or meta_fails)
+    what = node_label(ep) if ep.get("node") is not None else "a broker these texts do not name"
+    node_said = f"node {ep['node']}" if ep.get("node") is not None else "the broker (which node: not in these texts)"
+    lost = bool(expired or failed_sends or meta_fails or net_fails)
     long_outage = ep["duration_s"] >= LONG_OUTAGE.total_seconds()
 
     # high: something was lost on this client; medium: a long outage, one still going at the end of the
@@ -177,6 +184,15 @@ def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
             + ("That record was" if meta_fails == 1 else "These records were")
             + " never accepted by the producer: not delivered unless the application retried them."
         )
+    if net_fails:
+        nets = m.nets.filter((pl.col("path") == ep["path"]) & (pl.col("ep") == ep["ep"]))
+        said = nets["detail"].drop_nulls().first() if nets.height and "detail" in nets.columns else None
+        story += (
+            f" {plural(net_fails, 'send')} failed with a NetworkException" + (f" ({safe(said)})" if said else "")
+            + ": the last attempt was cut by the disconnect and no retry was left (retries or delivery.timeout.ms spent), "
+            + ("so that record was" if net_fails == 1 else "so those records were")
+            + " not delivered unless the application sent them again."
+        )
     if not lost and refused.height:
         story += (
             f" Nothing expired and no send() timed out during this outage, but Kafka logged {refused_text(refused)} "
@@ -205,7 +221,7 @@ def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
         reasons.append(f"+ Kafka's own NetworkClient logged {connection_failures(ep)} to node {ep['node']}")
     else:
         conf += 0.1
-        reasons.append(f"+ node {ep['node']} dropped connections or timed requests out, but no connection attempt failed")
+        reasons.append(f"+ {node_said} dropped connections or timed requests out, but no connection attempt failed")
     if ep["failed_connections"] + ep["bootstrap_drops"] >= 3 or ep["duration_s"] >= SHORT_BLIP.total_seconds():
         conf += 0.05
         reasons.append(f"+ repeated over {span}, not a single blip")
@@ -227,7 +243,7 @@ def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
             if ep["failed_connections"] or not ep["bootstrap_drops"] else no_metadata(ep)
         )
     else:
-        ruled_out.append(f"A broker that was down: every reconnection to node {ep['node']} succeeded (no 'could not be established')")
+        ruled_out.append(f"A broker that was down: every reconnection to {node_said} succeeded (no 'could not be established')")
     if not ep["not_leader_retries"] and not ep["metadata_errors"]:
         ruled_out.append("A leader change alone: no NOT_LEADER_OR_FOLLOWER / NOT_LEADER_FOR_PARTITION retries and no metadata errors")
     if not ep["auth_failures"]:
@@ -256,7 +272,8 @@ def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
         )
     else:
         remediation.append(
-            f"Look at broker node {ep['node']} for that window: request handler saturation, long GC pauses, disk latency; "
+            f"Look at {'broker ' + node_said if ep.get('node') is not None else 'the brokers this client writes to (the partitions it retried name their leaders)'} "
+            "for that window: request handler saturation, long GC pauses, disk latency; "
             "request.timeout.ms (default 30000 ms) is how long the client waits before it disconnects and retries."
         )
     if node is None or node >= 0:  # a bootstrap address leads no partition
@@ -317,6 +334,10 @@ def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
         evid.append(quote(rows_[0], METADATA_TEXT, "send() failed: no metadata within max.block.ms (record never accepted)"))
         if len(rows_) > 1:
             evid.append(quote(rows_[-1], METADATA_TEXT, "last send() that failed waiting for metadata"))
+    if net_fails:
+        nets = m.nets.filter((pl.col("path") == ep["path"]) & (pl.col("ep") == ep["ep"]))
+        if nets.height:
+            evid.append(quote(nets["row"][0], "NetworkException", "send failed: NetworkException with no retry left (not delivered)"))
     for r in refused.head(1).iter_rows(named=True):
         evid.append(evidence(r, "sends to these topics fail"))
     evid = ordered_evidence(evid)
@@ -331,6 +352,7 @@ def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
         "expired_records": expired,
         "buffer_exhausted": failed_sends,
         "metadata_timeouts": meta_fails,
+        "network_failures": net_fails,
         "recovered": ok,
     }
     return Finding(
