@@ -277,3 +277,70 @@ def test_the_broker_finding_counts_only_the_clients_that_lost_something(tmp_path
     assert f["severity"] == "medium" and f["title"].endswith("— 2 clients hit")
     assert "+ 2 client logs show the node failing in the same window, and 1 of them lost records or sends" in f["confidence_reasons"]
     assert "billing-producer-1 in " in f["root_cause"] and "shipping-producer-1 in " in f["root_cause"]
+
+
+def _crash_loop(tmp_path, attempts: int, then_started: bool):
+    """A ZooKeeper-mode broker whose start-up fails ``attempts`` times in a minute (a full disk
+    under its checkpoint files), each attempt shutting itself down; ``then_started``: the last
+    attempt is followed by one that comes up."""
+    lines = []
+    for i in range(attempts):
+        t = 5 + 23 * i
+        lines += [
+            f"[2024-05-02 13:44:{t:02d},000] INFO starting (kafka.server.KafkaServer)",
+            f"[2024-05-02 13:44:{t:02d},900] INFO [KafkaServer id=2] Loading logs from log dirs ArrayBuffer(/var/lib/kafka/data) (kafka.log.LogManager)",
+            f"[2024-05-02 13:44:{t + 5:02d},500] ERROR [KafkaServer id=2] Fatal error during KafkaServer startup. Prepare to shutdown (kafka.server.KafkaServer)",
+            "org.apache.kafka.common.errors.KafkaStorageException: Error while writing to checkpoint file /var/lib/kafka/data/orders-1/leader-epoch-checkpoint",
+            "\tat org.apache.kafka.storage.internals.checkpoint.CheckpointFileWithFailureHandler.write(CheckpointFileWithFailureHandler.java:56)",
+            "Caused by: java.io.IOException: No space left on device",
+            f"[2024-05-02 13:44:{t + 5:02d},600] INFO [KafkaServer id=2] shutting down (kafka.server.KafkaServer)",
+            f"[2024-05-02 13:44:{t + 5:02d},700] INFO [KafkaServer id=2] shut down completed (kafka.server.KafkaServer)",
+        ]
+    if then_started:
+        lines += ["[2024-05-02 13:52:00,000] INFO starting (kafka.server.KafkaServer)",
+                  "[2024-05-02 13:52:04,000] INFO [KafkaServer id=2] started (kafka.server.KafkaServer)"]
+    p = tmp_path / "server.log"
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+def test_a_broker_that_fails_to_start_three_times_is_down_not_restarted(tmp_path):
+    """Issue 28: three 'Fatal error during KafkaServer startup' in a minute were read as 'shut down
+    ... and started again' (a 'starting' line is an attempt, not a start), ranked low as context,
+    with 'its log has no shutdown lines' among the ruled-out causes of a log full of them."""
+    p = _crash_loop(tmp_path, 3, then_started=False)
+    (f,) = by_id(analyze(p), "kafka.broker-restart")
+    assert f["subjects"][0]["kind"] == "startup-failed" and f["severity"] == "medium", f
+    rc = f["root_cause"]
+    assert "failed to start 3 times" in rc and "java.io.IOException: No space left on device" in rc, rc
+    assert "no successful start" in rc and "started again" not in rc, rc
+    assert not any("no shutdown lines" in r or "no log directory failure" in r for r in f["ruled_out"]), f["ruled_out"]
+    assert any("Free or grow the disk" in r for r in f["remediation"])
+    assert [e["line"] for e in f["evidence"]] == [line_of(p, "13:44:10,500"), line_of(p, "13:44:56,500")]
+    text = run("analyze", "--tz", "UTC", p).out
+    assert "start-up failed at" in text and "Read the exception after 'Fatal error during KafkaServer startup'" in text, text
+
+
+def test_a_broker_whose_start_failed_once_then_came_up_stays_low(tmp_path):
+    p = _crash_loop(tmp_path, 1, then_started=True)
+    (f,) = by_id(analyze(p), "kafka.broker-restart")
+    assert f["subjects"][0]["kind"] == "startup-failed" and f["severity"] == "low", f
+    assert "failed to start at" in f["root_cause"] and "it started at last at 2024-05-02 13:52:04" in f["root_cause"], f["root_cause"]
+
+
+def test_a_session_expiry_in_an_excerpt_is_not_a_crash_or_a_silence(tmp_path):
+    """Issue 28 ('a ZooKeeper session expiry on its own'): an excerpt of six lines that begins with
+    the broker's 'started' banner and holds a session expiry two minutes later was 'crashed and
+    restarted at 13:40' (the banner at the log's first line taken for a restart) and 'logged nothing
+    from 13:40 to 13:42: the host or the JVM stopped' (the gaps of six lines taken for a silence)."""
+    p = tmp_path / "server.log"
+    p.write_text("\n".join([
+        "[2024-05-02 13:40:00,000] INFO [KafkaServer id=3] started (kafka.server.KafkaServer)",
+        "[2024-05-02 13:42:03,441] INFO [ZooKeeperClient Kafka server] Session expired. (kafka.zookeeper.ZooKeeperClient)",
+        "[2024-05-02 13:42:03,500] INFO [ZooKeeperClient Kafka server] Initializing a new session to zk-1:2181. (kafka.zookeeper.ZooKeeperClient)",
+        "[2024-05-02 13:42:04,201] INFO Registered broker 3 at path /brokers/ids/3 with addresses: PLAINTEXT://kafka-3:9092, czxid (broker epoch): 4294967300 (kafka.zk.KafkaZkClient)",
+    ]) + "\n")
+    (f,) = by_id(analyze(p), "kafka.broker-restart")
+    assert f["subjects"][0]["kind"] == "session-expired", f
+    assert "crashed" not in f["root_cause"] and "logged nothing" not in f["root_cause"], f["root_cause"]
+    assert [e["line"] for e in f["evidence"]] == [2]

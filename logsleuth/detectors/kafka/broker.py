@@ -37,6 +37,9 @@ from logsleuth.detectors.finding import Evidence
 LEAD = dt.timedelta(minutes=3)  # a shutdown or a disk error starts before the clients notice
 TAIL = dt.timedelta(minutes=1)
 SILENT = dt.timedelta(seconds=45)  # no line at all for this long while clients fail: the broker stopped
+SILENT_VS_USUAL = 10  # ... and this many times the log's usual (median) gap between records: an excerpt or a quiet log is not a silence
+SILENCE_MIN_RECORDS = 50  # a log with fewer timed records is an excerpt: its gaps say nothing about the broker
+AT_LOG_START = dt.timedelta(minutes=1)  # a start-up banner this close to its log's first record: the log begins there, no crash shown
 SELF_EVENTS = (
     "broker_starting", "broker_started", "broker_shutting_down", "broker_shut_down", "broker_signal", "broker_fatal",
     "broker_controlled_shutdown", "broker_controlled_shutdown_done", "broker_controlled_shutdown_failed",
@@ -77,13 +80,15 @@ def identities(bev: pl.DataFrame) -> pl.DataFrame:
 @dataclass
 class BrokerStory:
     node: int
-    kind: str  # log-dir-failure | disk-full | controlled-restart | controlled-shutdown | crash-restart | session-expired | fenced | silent | nothing
+    kind: str  # log-dir-failure | disk-full | startup-failed | controlled-restart | controlled-shutdown | crash-restart | session-expired | fenced | silent | nothing
     text: str  # one or two sentences for a client finding's root cause
     logs: list[str]
     evidence: list[Evidence] = field(default_factory=list)
     ruled_out: list[str] = field(default_factory=list)
     moved: list[dict] = field(default_factory=list)  # leader elections in the window: topic_partition, leader
     silence: tuple | None = None  # (from, to) of the longest silence of the node's logs in the window
+    recovered: bool = True  # startup-failed: a successful start came after the last failed one
+    disk_full: bool = False  # startup-failed: the start-up failed on a full disk
     first: dt.datetime | None = None
     last: dt.datetime | None = None
 
@@ -95,6 +100,21 @@ class BrokerStory:
         return {"kind": self.kind, "node": self.node, "logs": list(self.logs), "from": self.first, "to": self.last,
                 "silence": {"from": self.silence[0], "to": self.silence[1]} if self.silence else None,
                 "leaders_moved": [m["topic_partition"] for m in self.moved]}
+
+
+_CAUSED_BY = re.compile(r"^Caused by: ([\w.$]+(?:Exception|Error)(?::[^\n]*)?)$", re.MULTILINE)
+_THROWN = re.compile(r"^([\w.$]+\.[\w$]*(?:Exception|Error)(?::[^\n]*)?)$", re.MULTILINE)
+
+
+def _exception_of(raw: str | None) -> str | None:
+    """The deepest cause of a record's stack trace (its last 'Caused by:'), else its exception line."""
+    if not raw:
+        return None
+    causes = _CAUSED_BY.findall(raw)
+    if causes:
+        return causes[-1].strip()[:300]
+    m = _THROWN.search(raw)
+    return m.group(1).strip()[:300] if m else None
 
 
 def _row(df: pl.DataFrame, i: int = 0) -> dict:
@@ -153,7 +173,13 @@ def explain(ctx: Context, node: int | None, start: dt.datetime, end: dt.datetime
     controlled = has("broker_controlled_shutdown", "broker_controlled_shutdown_done")
     up = has(*STARTUP)
     up_after = up.filter(pl.col("ts") >= (down["ts"].min() if down.height else w0))
+    # a banner at its log's very beginning shows where the log starts, not a crash before it
+    begins = {p: (r.first_ts if (r := ctx.input(p)) is not None else None) for p in logs}
+    up_late = up.filter([b is None or t - b > AT_LOG_START for p, t in zip(up["path"].cast(pl.String).to_list(), up["ts"].to_list())
+                         for b in (begins.get(p),)]) if up.height else up
     expired = has("zk_session_expired")
+    startup_failed = has("broker_fatal").filter(pl.col("detail").fill_null("").str.contains("startup"))
+    started = has("broker_started")
     fenced = about.filter(pl.col("event") == "controller_broker_fenced")
     silence = _silence(ctx, logs, start - SILENT, end, bev)
     parts: list[str] = []
@@ -173,6 +199,26 @@ def explain(ctx: Context, node: int | None, start: dt.datetime, end: dt.datetime
         if up_after.height:
             u = cite(up_after, "it started again", last=True)
             parts.append(f"and started again at {fmt_time(u['ts'])}")
+    elif startup_failed.height:  # 'Fatal error during KafkaServer startup': the start itself failed, however many times
+        story.kind = "startup-failed"
+        n = startup_failed.height
+        f0 = cite(startup_failed, "start-up failed")
+        if n > 1:
+            cite(startup_failed, f"start-up failed again ({plural(n, 'attempt')} in the window)", last=True)
+        why = _exception_of(startup_failed["msg"][n - 1] if "msg" in startup_failed.columns else None)  # the record's message: its trace too
+        t0, t1 = f0["ts"], startup_failed["ts"].max()
+        tries = (f"failed to start {plural(n, 'time')} from {fmt_time(t0)} to {fmt_time(t1)}" if n > 1
+                 else f"failed to start at {fmt_time(t0)}")
+        parts.append(f"{who} {tries} (Fatal error during start-up" + (f": {safe(why)}" if why else "") + ")")
+        ok = started.filter(pl.col("ts") > t1)
+        if ok.height:
+            u = cite(ok, "started at last")
+            parts.append(f"it started at last at {fmt_time(u['ts'])}")
+        else:
+            parts.append("its log shows no successful start after that (no 'started' line): the broker stayed down")
+        story.recovered = bool(ok.height)
+        if why and ("No space left on device" in why or "Disk quota exceeded" in why):
+            story.disk_full = True
     elif down.height:
         d0 = cite(down, "the shutdown begins" + (" (SIGTERM: someone or something stopped it)" if down["event"][0] == "broker_signal" and down["detail"][0] == "SIGTERM" else ""))
         if controlled.height:
@@ -188,8 +234,8 @@ def explain(ctx: Context, node: int | None, start: dt.datetime, end: dt.datetime
             story.kind = "controlled-shutdown" if controlled.height else "shutdown"
             parts.append(f"{who} was shut down {'in a controlled shutdown ' if controlled.height else ''}at {fmt_time(d0['ts'])}"
                          " and its log shows no start-up after it in the window")
-    elif up.height:
-        u = cite(up, "start-up banner with no shutdown lines before it")
+    elif up_late.height:
+        u = cite(up_late, "start-up banner with no shutdown lines before it")
         story.kind = "crash-restart"
         before = silence[0] if silence else None
         parts.append(f"{who} started again at {fmt_time(u['ts'])} with no shutdown lines before it"
@@ -286,9 +332,9 @@ def _not_covering(ctx: Context, node: int, logs: list[str], start: dt.datetime, 
 def _ruled_out(story: BrokerStory, node: int, w0, w1, has, bev: pl.DataFrame, logs: list[str]) -> list[str]:
     span = f"from {fmt_time(w0)} to {fmt_time(w1)}"
     out = []
-    if story.kind not in ("controlled-restart", "controlled-shutdown", "restart", "shutdown"):
+    if story.kind not in ("controlled-restart", "controlled-shutdown", "restart", "shutdown") and not has(*SHUTDOWN).height:
         out.append(f"A controlled shutdown or rolling restart of node {node}: its log has no shutdown lines {span}")
-    if story.kind not in ("disk-full", "log-dir-failure"):
+    if story.kind not in ("disk-full", "log-dir-failure") and not story.disk_full:
         out.append(f"A full disk or failed log directory on node {node}: no log directory failure in its log {span}")
     if story.kind not in ("crash-restart",) and not has(*STARTUP).height:
         out.append(f"A crash and restart of node {node}: no start-up banner in its log {span}")
@@ -309,21 +355,23 @@ def _silence(ctx: Context, logs: list[str], t0: dt.datetime, t1: dt.datetime, be
         except (ValueError, OSError):
             continue
         recs = recs.filter(pl.col("ts").is_not_null()).sort(["ts", "line"])
-        if recs.height == 0:
+        if recs.height < SILENCE_MIN_RECORDS:
             continue
         own = bev.filter(pl.col("path") == path).select("file", "line", ev_ts="ts")
         off = recs.join(own.with_columns(pl.col("file").cast(pl.String)), left_on=[pl.col("file").cast(pl.String), "line"], right_on=["file", "line"], how="inner")
         shift = (off["ev_ts"] - off["ts"]).median() if off.height else None
         if shift is not None:
             recs = recs.with_columns(pl.col("ts") + shift)
+        usual = recs.select(pl.col("ts").diff().median()).item()
+        silent = max(SILENT, usual * SILENT_VS_USUAL) if usual is not None else SILENT
         g = recs.select(
             "ts", prev_ts=pl.col("ts").shift(1), prev=pl.struct("file", "line", "raw").shift(1), cur=pl.struct("file", "line", "raw"),
-        ).filter(pl.col("prev_ts").is_not_null() & ((pl.col("ts") - pl.col("prev_ts")) >= SILENT)
+        ).filter(pl.col("prev_ts").is_not_null() & ((pl.col("ts") - pl.col("prev_ts")) >= silent)
                  & (pl.col("prev_ts") <= t1) & (pl.col("ts") >= t0))
         last = recs.row(-1, named=True)
         cands = [(r["prev_ts"], r["ts"], r["prev"], r["cur"]) for r in g.iter_rows(named=True)]
         end_log = ctx.input(path)
-        if last["ts"] < t1 - SILENT and last["ts"] >= t0 - SILENT:  # the log stops inside the window
+        if last["ts"] < t1 - silent and last["ts"] >= t0 - silent:  # the log stops inside the window
             cands.append((last["ts"], None, {"file": str(last["file"]), "line": last["line"], "raw": last["raw"]}, None))
         for c in cands:
             length = ((c[1] or (end_log.last_ts if end_log and end_log.last_ts else t1)) - c[0]).total_seconds()
@@ -386,7 +434,7 @@ LABEL = {
     "disk-full": "disk full", "log-dir-failure": "log directory failed", "controlled-restart": "controlled restart",
     "restart": "restarted", "controlled-shutdown": "controlled shutdown", "shutdown": "shut down",
     "crash-restart": "crashed and restarted", "session-expired": "ZooKeeper session expired", "fenced": "fenced by the controller",
-    "silent": "silent, host or JVM stopped",
+    "silent": "silent, host or JVM stopped", "startup-failed": "failed to start",
 }
 
 REMEDY = {
@@ -408,6 +456,10 @@ REMEDY = {
                        "ZooKeeper; zookeeper.session.timeout.ms (18000 ms since 2.5) is how long it may be silent.",
     "fenced": "The controller fenced node {n} after its heartbeats stopped: look for a long GC pause or a stalled host; "
               "broker.session.timeout.ms (9000 ms) is how long it may miss heartbeats.",
+    "startup-failed": "Node {n} cannot start: the exception after 'Fatal error during KafkaServer startup' in its log says why "
+                      "(a full or failed log directory, a bad config, a port in use, a corrupted index); fix that before the next "
+                      "attempt, and until it is up keep its partitions' other replicas in sync (kafka-topics --describe "
+                      "--under-replicated-partitions).",
     "silent": "Node {n} wrote nothing while the clients failed: look at the host (reboot, paused or migrated VM, disk hang), "
               "the JVM (GC log: a stop-the-world pause) and its process supervisor for that window.",
 }

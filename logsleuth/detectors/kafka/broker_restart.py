@@ -89,6 +89,8 @@ def _finding(ep: dict, story, hit: pl.DataFrame, unhit: str) -> Finding:
     # (a rolling restart they rode out) leave it low, as their own finding is (kafka.broker-unreachable)
     lost = bool(hit.height and hit["lost"].any())
     severity = "medium" if lost else "low"
+    if story.kind == "startup-failed" and not story.recovered:  # down and not coming back by itself: not context
+        severity = "high" if lost else "medium"
     text = story.text.replace("The broker's side (", "From its own logs (", 1)
     if clients:
         systems = set(hit["system"].to_list()) if "system" in hit.columns else {"kafka"}
@@ -104,9 +106,13 @@ def _finding(ep: dict, story, hit: pl.DataFrame, unhit: str) -> Finding:
                        f"+ {plural(len(clients), 'client log')} show{'s' if len(clients) == 1 else ''} the node failing in the same window, and records or sends were lost")
     elif hit.height:
         reasons.append(f"- {plural(len(clients), 'client log')} show{'s' if len(clients) == 1 else ''} the node failing in the same window, but nothing was lost there (the clients rode it out): ranked low")
+    elif story.kind == "startup-failed" and not story.recovered:
+        reasons.append("- no client log given shows impact; ranked medium all the same: the broker is down and not coming back by itself")
     else:
         reasons.append("- no client log given shows impact: context, ranked low")
     rem = [REMEDY[story.kind].format(n=node)] if story.kind in REMEDY else []
+    if story.disk_full:
+        rem.append(REMEDY["disk-full"].format(n=node))
     rem.append(f"Check that no partition was left without an in-sync replica while node {node} was away "
                "(kafka-topics --describe --under-min-isr-partitions / --unavailable-partitions).")
     return Finding(
