@@ -328,7 +328,9 @@ def collect(paths: list[str], opts: ReadOptions, packs, engine: Engine, flt: Eve
     with _client(engine) as (client, local_cluster):
         with _store(engine, local_cluster) as store:
             def side_by_side(calls: list) -> list:
-                futures = [client.submit(fn, *args, pure=False, key=f"logsleuth-scan-{os.getpid()}-{i}-{id(args)}") for i, (fn, *args) in enumerate(calls)]
+                import uuid  # a key of its own per call (a key seen before would give that call's result)
+
+                futures = [client.submit(fn, *args, pure=False, key=f"logsleuth-scan-{uuid.uuid4().hex}") for fn, *args in calls]
                 return client.gather(futures)
 
             work = Plan.make(paths, opts, packs, store, engine.storage_options, engine.split_size, templates, side_by_side,
