@@ -563,11 +563,11 @@ SPLITTABLE_ENVELOPES_NOT = ("cri",)  # its partial lines are joined across lines
 
 def byte_ranges(src: Source, opts: ReadOptions, size: int, split_size: int) -> list[Span] | str:
     """A big file's byte ranges, each to be read by a task of its own (``--split-size``), or why
-    it is read whole: compressed or in a wide encoding (no byte offset is a line start), a CRI
-    envelope (partial lines joined across lines), time-only stamps (each record's date depends
-    on the midnights before it). The envelope and layout are detected here, once, on the file's
-    head as a plain read detects them, and forced on every range."""
-    from logsleuth.ingest.sources import COMPRESSION_MAGIC, Span, binary_kind, wide_encoding
+    it is read whole: compressed or in a wide encoding (no byte offset is a line start), or a CRI
+    envelope (partial lines joined across lines). The envelope and layout are detected here, once,
+    on the file's head as a plain read detects them, and forced on every range. (Time-only stamps
+    are split too: cluster.split gives the ranges their days, reader.day_states.)"""
+    from logsleuth.ingest.sources import Span, binary_kind, not_plain
 
     probe = Source(src.name, src.path, remote=src.remote, storage_options=src.storage_options, span=Span(0, 0, size, None))
     stats = ReadStats()
@@ -577,15 +577,13 @@ def byte_ranges(src: Source, opts: ReadOptions, size: int, split_size: int) -> l
     finally:
         chunks.close()
     head = data[:65536]
-    if any(head.startswith(m) for m, _ in COMPRESSION_MAGIC):
-        return "compressed"
-    if head.startswith(b"\xef\xbb\xbf") or wide_encoding(head) is not None or (b"\r" in head and b"\n" not in head):
-        return "not in a one-byte-per-newline encoding"
+    why = not_plain(head)
+    if why is not None:
+        return why
     if binary_kind(head[:8192]):
         return "not text"
     raw, _ = split_chunk(data, tail, stats)
     det = detect(raw.head(SAMPLE_LINES).to_list(), list(builtin_layouts()), opts.layout_for(src.name))
-    zone, zone_source = opts.zone_for(src.name)
     if det.envelope.outer in SPLITTABLE_ENVELOPES_NOT:
         return f"its {det.envelope.outer} envelope joins partial lines"
     n = -(-size // split_size)

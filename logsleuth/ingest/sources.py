@@ -618,16 +618,22 @@ def _plain_file_chunks(fh: BinaryIO, size: int, stats: ReadStats, chunk_bytes: i
         stats.note("the file grew while it was read; only what it held when opened was read")
 
 
+def not_plain(head: bytes) -> str | None:
+    """Why a file whose first bytes are ``head`` cannot be read as plain one-byte-per-newline text
+    (chunked, or split in byte ranges, by offsets), or None when it can."""
+    if any(head.startswith(m) for m, _ in COMPRESSION_MAGIC):
+        return "compressed"
+    if head.startswith(b"\xef\xbb\xbf") or wide_encoding(head) is not None or (b"\r" in head and b"\n" not in head):
+        return "not in a one-byte-per-newline encoding"
+    return None
+
+
 RANGE_END = -1  # the tail value of the marker (b"", RANGE_END) that a byte range's chunks send at its end
 
 
 def _chunks(src: Source, stats: ReadStats, chunk_bytes: int) -> Iterator[tuple[bytes, int]]:
     fh, size = _open(src)
     try:
-        if src.span is not None:
-            stats.mtime = src.remote.mtime if src.remote is not None else src.path.stat().st_mtime  # type: ignore[union-attr]
-            yield from _range_chunks(fh, size or 0, src.span, stats, chunk_bytes)
-            return
         if src.remote is not None:
             stats.mtime = src.remote.mtime  # type: ignore[attr-defined]
         elif src.path is not None:
@@ -635,16 +641,13 @@ def _chunks(src: Source, stats: ReadStats, chunk_bytes: int) -> Iterator[tuple[b
                 stats.mtime = src.path.stat().st_mtime
             except OSError:
                 stats.mtime = None
+        if src.span is not None:
+            yield from _range_chunks(fh, size or 0, src.span, stats, chunk_bytes)
+            return
         if size is not None:
             head = fh.read(65536)
             fh.seek(0)
-            plain = (
-                not any(head.startswith(m) for m, _ in COMPRESSION_MAGIC)
-                and not head.startswith(b"\xef\xbb\xbf")
-                and wide_encoding(head) is None
-                and (b"\n" in head or b"\r" not in head)
-            )
-            if plain:
+            if not_plain(head) is None:
                 what = binary_kind(head[:8192])
                 if what:
                     raise NotALog(f"{src.name}: not a text log (looks like {what})")
@@ -662,17 +665,8 @@ def line_start_at(fh: BinaryIO, at: int, size: int) -> int:
     """The offset of the first line that starts at or after ``at`` (``size`` if none does)."""
     if at <= 0:
         return 0
-    fh.seek(at - 1)
-    pos = at - 1
-    while pos < size:
-        block = fh.read(min(65536, size - pos))
-        if not block:
-            break
-        i = block.find(b"\n")
-        if i >= 0:
-            return pos + i + 1
-        pos += len(block)
-    return size
+    nl = _skip_line(fh, at - 1, size)
+    return size if nl is None else nl + 1
 
 
 def _range_chunks(fh: BinaryIO, size: int, span: Span, stats: ReadStats, chunk_bytes: int) -> Iterator[tuple[bytes, int]]:

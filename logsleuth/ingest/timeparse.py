@@ -243,9 +243,9 @@ class FileClock:
                 + (pl.col("_tod").cast(pl.Int64) // 1000).cast(pl.Duration("us"))
             )
         )
+        first, *last = f.select(pl.col("_s").drop_nulls().first().alias("_first"), pl.col("_s").drop_nulls().last(), pl.col("_day").last()).row(0)
         if self.first_tod is None:
-            self.first_tod = f.select(pl.col("_s").drop_nulls().first()).item()
-        last = f.select(pl.col("_s").drop_nulls().last(), pl.col("_day").last()).row(0)
+            self.first_tod = first
         if last[0] is not None:
             self.last_tod = float(last[0])
         if last[1] is not None:

@@ -89,7 +89,6 @@ class Outcome:
     error: str | None = None
     fatal: bool = False  # a problem of the whole run (RunError), or a worker of another version
     range: int = 0  # which byte range of the input (0: the first, or all of it)
-    ranged: bool = False  # the outcome of one byte range of the input
     detection: object | None = None  # (a range's) the file's envelope and layout
     offsets: dict = field(default_factory=dict)  # (the merged ranges') part -> lines of the ranges before it
 
@@ -200,7 +199,7 @@ def read_task(task: Task, opts: ReadOptions, packs, store: str, storage_options:
             shutil.rmtree(spilled.dir, ignore_errors=True)
     rep = result.inputs[0]
     if task.span is not None:
-        return Outcome(task.index, rep, parts, range=task.span.index, ranged=True, detection=task.span.detection)  # type: ignore[attr-defined]
+        return Outcome(task.index, rep, parts, range=task.span.index, detection=task.span.detection)  # type: ignore[attr-defined]
     return Outcome(task.index, rep, parts)
 
 
@@ -300,21 +299,20 @@ def _parts(store: str, parts: list[tuple[str, str]], storage_options: dict, offs
     return out
 
 
-def _whole(item: Task, outcomes: dict[tuple[int, int], Outcome]) -> Outcome:
-    """The outcome of an input: its one task's, or its ranges' put together (the first range that
-    failed makes the input unread, as a plain read stops at the first error)."""
-    ranges = sorted((k, o) for k, o in outcomes.items() if k[0] == item.index)
-    if len(ranges) == 1:  # read whole (a file split in ranges has two or more)
-        return ranges[0][1]
-    for _, o in ranges:
+def _whole(got: list[Outcome]) -> Outcome:
+    """The outcome of an input from its tasks' (in range order): its one task's, or its ranges' put
+    together (the first range that failed makes the input unread, as a plain read stops at the
+    first error)."""
+    if len(got) == 1:  # read whole (a file split in ranges has two or more)
+        return got[0]
+    for o in got:
         if o.report is None:
             return o
     from logsleuth.ingest.reader import merge_ranges
 
-    got = [o for _, o in ranges]
     rep, bases = merge_ranges([o.report for o in got], got[0].detection)  # type: ignore[misc]
     offsets = {rel: base for o, base in zip(got, bases) for _, rel in o.parts if base}
-    return Outcome(item.index, rep, [p for o in got for p in o.parts], offsets=offsets)
+    return Outcome(got[0].index, rep, [p for o in got for p in o.parts], offsets=offsets)
 
 
 def collect(paths: list[str], opts: ReadOptions, packs, engine: Engine, flt: EventFilter | None = None, templates: bool = False) -> EventSet:
@@ -470,6 +468,9 @@ def _gathered(planned: list, outcomes: dict[tuple[int, int], Outcome], opts: Rea
     parts: list[tuple[str, str]] = []
     offsets: dict[str, int] = {}  # a range's part -> the lines of the ranges before it
     seen: dict[tuple, str] = {}
+    by_input: dict[int, list[Outcome]] = {}
+    for key in sorted(outcomes):
+        by_input.setdefault(key[0], []).append(outcomes[key])
     single = len(planned) == 1
     for i, item in enumerate(planned):
         if not isinstance(item, Task):
@@ -480,7 +481,7 @@ def _gathered(planned: list, outcomes: dict[tuple[int, int], Outcome], opts: Rea
             not_read(rep, name, from_directory, LogsleuthError(error), opts)
             reports.append(rep)
             continue
-        got = _whole(item, outcomes)
+        got = _whole(by_input[item.index])
         if got.report is None:
             if single and not item.from_directory:
                 raise LogsleuthError(got.error or f"{item.name}: could not be read")

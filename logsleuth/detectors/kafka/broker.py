@@ -174,9 +174,10 @@ def explain(ctx: Context, node: int | None, start: dt.datetime, end: dt.datetime
     up = has(*STARTUP)
     up_after = up.filter(pl.col("ts") >= (down["ts"].min() if down.height else w0))
     # a banner at its log's very beginning shows where the log starts, not a crash before it
-    begins = {p: (r.first_ts if (r := ctx.input(p)) is not None else None) for p in logs}
-    up_late = up.filter([b is None or t - b > AT_LOG_START for p, t in zip(up["path"].cast(pl.String).to_list(), up["ts"].to_list())
-                         for b in (begins.get(p),)]) if up.height else up
+    begins = pl.DataFrame({"path": logs, "_begin": [r.first_ts if (r := ctx.input(p)) is not None else None for p in logs]},
+                          schema={"path": pl.String, "_begin": pl.Datetime("us", "UTC")})
+    up_late = (up.with_columns(pl.col("path").cast(pl.String).alias("_p")).join(begins, left_on="_p", right_on="path", how="left")
+               .filter(pl.col("_begin").is_null() | (pl.col("ts") - pl.col("_begin") > AT_LOG_START)).drop("_p", "_begin"))
     expired = has("zk_session_expired")
     startup_failed = has("broker_fatal").filter(pl.col("detail").fill_null("").str.contains("startup"))
     started = has("broker_started")
