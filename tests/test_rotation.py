@@ -290,3 +290,38 @@ def test_a_log4j2_dated_archive_and_the_live_log_are_one_log_in_every_finding(cl
     (dt_,) = [f for f in split["findings"] if f["id"] == "kafka.delivery-timeout"]
     assert dt_["title"].startswith("209 records expired undelivered on 3 partitions") and "orders-producer.log)" in dt_["title"]
     assert {s["path"] for s in dt_["subjects"]} == {str(tmp_path / "orders-producer.log")}
+
+
+def test_pulsar_s_own_archive_names_and_a_live_segment_copied_without_its_time(cli, tmp_path):
+    """Pulsar's conf/log4j2.yaml rolls ``pulsar-broker-1.log`` into
+    ``pulsar-broker-1.log-%d{MM-dd-yyyy}-%i.log.gz`` at midnight. The archive's time-only stamps are
+    dated by its name; the live segment, copied without its modification time (dated today, 2,400
+    days away before), continues from where the archive ends. The set is one log: one dangling-future
+    finding with the unload in the archive and the rejections in both (two before, the live half
+    said "no unload in these logs")."""
+    src_dir = SAMPLES / "pulsar-incident"
+    src = src_dir / "pulsar-broker-1.2020-06-01.log"
+    lines = src.read_text().splitlines(keepends=True)
+    cut = next(i for i, x in enumerate(lines) if x.startswith("00:"))  # the first line after midnight
+    archive = tmp_path / "pulsar-broker-1.log-06-01-2020-1.log.gz"
+    archive.write_bytes(gzip.compress("".join(lines[:cut]).encode()))
+    live = tmp_path / "pulsar-broker-1.log"
+    live.write_text("".join(lines[cut:]))  # its modification time: now
+    others = _copy_others(src_dir, src, tmp_path)
+    whole = cli("analyze", src_dir, "--tz", "UTC", "--format", "json").json()
+    # the live name given first, as a shell's glob sorts it
+    r = cli("analyze", live, archive, *[tmp_path / f.name for f in others], "--tz", "UTC", "--format", "json")
+    assert r.code == 0, r
+    split = r.json()
+    ins = {Path(i["path"]).name: i for i in split["inputs"]}
+    assert ins[archive.name]["date_source"] == "date in the file name"
+    assert ins[live.name]["first_ts"].startswith("2020-06-02T00:"), ins[live.name]
+    assert ins[live.name]["date_source"] == f"the rotated segment before it ({archive} ends 2020-06-01 23:59:59)"
+    assert [Path(i["path"]).name for i in split["inputs"]].index(archive.name) < [Path(i["path"]).name for i in split["inputs"]].index(live.name)
+    assert [(f["id"], f["severity"], f["first_seen"], f["last_seen"]) for f in split["findings"]] == [
+        (f["id"], f["severity"], f["first_seen"], f["last_seen"]) for f in whole["findings"]]
+    stuck = [f for f in split["findings"] if f["id"] == "pulsar.dangling-producer-future"]
+    assert all(f["cause"] and f["cause"]["kind"] == "bundle-unload" for f in stuck)
+    assert len(split["incidents"]) == len(whole["incidents"])
+    text = cli("analyze", live, archive, *[tmp_path / f.name for f in others], "--tz", "UTC").out
+    assert "no unload in these logs" not in text and "2425" not in text and "days)" not in text

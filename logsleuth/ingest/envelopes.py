@@ -70,6 +70,7 @@ class Envelope:
     json_stack: str | None = None
     json_host: str | None = None  # JSON path
     ansi: bool = False
+    nested: "Envelope | None" = None  # JSON inside the JSON's text (zap's lines in docker's json-file)
 
     @property
     def name(self) -> str:
@@ -77,6 +78,8 @@ class Envelope:
         name = "+".join(parts) if parts else "none"
         if self.json_text:
             name += f" ({self.json_text})"
+        if self.nested is not None:
+            name += f"+{self.nested.name}"
         return name
 
     @property
@@ -174,8 +177,24 @@ def candidates(sample: list[str]) -> list[Envelope]:
             break  # cri lines also look like docker-ts lines; the first that fits wins
     shape = _json_shape(lines)
     if shape:
+        inner = _json_shape(_texts(lines, shape["json_text"]))
+        if inner:
+            out.append(Envelope(ansi=ansi, **shape, nested=Envelope(**inner)))
         out.append(Envelope(ansi=ansi, **shape))
     out.append(Envelope(ansi=ansi))
+    return out
+
+
+def _texts(lines: list[str], key: str) -> list[str]:
+    """The text under ``key`` of each JSON line (for JSON inside JSON)."""
+    out = []
+    for x in lines:
+        try:
+            o = json.loads(x)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(o, dict) and isinstance(o.get(key), str) and o[key].strip():
+            out.append(o[key].strip())
     return out
 
 
@@ -207,45 +226,58 @@ def unwrap(frame: pl.DataFrame, env: Envelope, year: int | None = None) -> pl.Da
         ets = parts.struct.field("ets")
         env_ts = pl.coalesce(parse_any_time(ets) if env.outer == "fluentd-out_file" else parse_iso(ets), env_ts)
     if env.json_text:
-        frame = frame.with_columns(_inner=text)
-        src = pl.col("_inner")
-        # each JSON lookup once, as a column (an expression used twice would be evaluated twice);
-        # error and stack keys are looked for on every line (the first lines may have none)
-        frame = frame.with_columns(
-            _jt=src.str.json_path_match(_path(env.json_text)),
-            _err=pl.coalesce([_optional_key(src, k) for k in ERROR_KEYS if k != env.json_text]),
-            _st=pl.coalesce([_optional_key(src, k) for k in STACK_KEYS if k != env.json_text]),
-            _jts=src.str.json_path_match(_path(env.json_time)) if env.json_time else pl.lit(None, dtype=pl.String),
-        )
-        fallback = [k for k in FALLBACK_TEXT_KEYS if k != env.json_text]
-        lacking = pl.col("_jt").is_null() & src.str.starts_with("{")
-        if fallback and frame.select(lacking.any()).item():  # lines without the detected text key
-            frame = frame.with_columns(
-                _jt=pl.coalesce([pl.col("_jt")] + [_optional_key(pl.when(lacking).then(src), k) for k in fallback])
-            )
-        frame = frame.with_columns(pl.col("_jt").str.strip_suffix("\n").str.strip_suffix("\r"))
-        jt, err, st = pl.col("_jt"), pl.col("_err"), pl.col("_st")
-        jt = pl.when(err.is_not_null()).then(pl.concat_str([jt, pl.lit(": "), err])).otherwise(jt)
-        jt = pl.when(st.is_not_null()).then(pl.concat_str([jt, pl.lit("\n"), st])).otherwise(jt)
-        text = pl.when(src.str.starts_with("{") & pl.col("_jt").is_not_null()).then(jt).otherwise(src)
-        if env.ansi:
-            text = text.str.replace_all(ANSI_RE, "")
-        if env.json_time:
-            jts = parse_any_time(pl.col("_jts"))
-            env_ts = pl.coalesce(jts, env_ts)
-        if env.json_level:
-            env_level = src.str.json_path_match(_path(env.json_level))
-        if env.json_logger:
-            env_logger = src.str.json_path_match(_path(env.json_logger))
-        if env.json_host:
-            env_host = pl.coalesce(src.str.json_path_match(env.json_host), env_host)
+        frame, text, env_ts, env_level, env_logger, env_host = _json_step(frame, text, env, env_ts, env_level, env_logger, env_host, "")
+        if env.nested is not None:  # JSON inside JSON: a JSON logger's lines inside docker's json-file lines
+            frame, text, env_ts, env_level, env_logger, env_host = _json_step(
+                frame, text, env.nested, env_ts, env_level, env_logger, env_host, "2")
     # NUL padding left by a crash (a preallocated or truncated file) ends where the next write
     # begins: a line that starts with NULs is read from its first other byte (raw keeps them)
     if frame.height and frame.select(pl.col("raw").str.starts_with("\x00").any()).item():
         text = text.str.strip_chars_start("\x00")
     cols.update(text=text, env_ts=env_ts, env_naive=env_naive, env_level=env_level, env_logger=env_logger, env_host=env_host)
     out = frame.with_columns(**cols)
-    return out.drop([c for c in ("_inner", "_jt", "_err", "_st", "_jts", "_wtext", "_wets", "_wnaive", "_whost") if c in out.columns])
+    temp = ("_inner", "_jt", "_err", "_st", "_jts", "_inner2", "_jt2", "_err2", "_st2", "_jts2", "_wtext", "_wets", "_wnaive", "_whost")
+    return out.drop([c for c in temp if c in out.columns])
+
+
+def _json_step(frame: pl.DataFrame, text: pl.Expr, env: "Envelope", env_ts: pl.Expr, env_level: pl.Expr, env_logger: pl.Expr,
+               env_host: pl.Expr, k: str) -> tuple[pl.DataFrame, pl.Expr, pl.Expr, pl.Expr, pl.Expr, pl.Expr]:
+    """One JSON envelope's unwrapping of ``text`` (its helper columns suffixed ``k``): the text, and the
+    time, level, logger and host it carries over those of the envelopes around it. A line that is
+    not a JSON object passes through unchanged."""
+    frame = frame.with_columns(**{f"_inner{k}": text})
+    src = pl.col(f"_inner{k}")
+    # each JSON lookup once, as a column (an expression used twice would be evaluated twice);
+    # error and stack keys are looked for on every line (the first lines may have none)
+    frame = frame.with_columns(**{
+        f"_jt{k}": src.str.json_path_match(_path(env.json_text)),
+        f"_err{k}": pl.coalesce([_optional_key(src, key) for key in ERROR_KEYS if key != env.json_text]),
+        f"_st{k}": pl.coalesce([_optional_key(src, key) for key in STACK_KEYS if key != env.json_text]),
+        f"_jts{k}": src.str.json_path_match(_path(env.json_time)) if env.json_time else pl.lit(None, dtype=pl.String),
+    })
+    fallback = [key for key in FALLBACK_TEXT_KEYS if key != env.json_text]
+    lacking = pl.col(f"_jt{k}").is_null() & src.str.starts_with("{")
+    if fallback and frame.select(lacking.any()).item():  # lines without the detected text key
+        frame = frame.with_columns(**{
+            f"_jt{k}": pl.coalesce([pl.col(f"_jt{k}")] + [_optional_key(pl.when(lacking).then(src), key) for key in fallback])
+        })
+    frame = frame.with_columns(pl.col(f"_jt{k}").str.strip_suffix("\n").str.strip_suffix("\r"))
+    jt, err, st = pl.col(f"_jt{k}"), pl.col(f"_err{k}"), pl.col(f"_st{k}")
+    jt = pl.when(err.is_not_null()).then(pl.concat_str([jt, pl.lit(": "), err])).otherwise(jt)
+    jt = pl.when(st.is_not_null()).then(pl.concat_str([jt, pl.lit("\n"), st])).otherwise(jt)
+    text = pl.when(src.str.starts_with("{") & pl.col(f"_jt{k}").is_not_null()).then(jt).otherwise(src)
+    if env.ansi:
+        text = text.str.replace_all(ANSI_RE, "")
+    if env.json_time:
+        jts = parse_any_time(pl.col(f"_jts{k}"))
+        env_ts = pl.coalesce(jts, env_ts)
+    if env.json_level:
+        env_level = pl.coalesce(src.str.json_path_match(_path(env.json_level)), env_level)
+    if env.json_logger:
+        env_logger = pl.coalesce(src.str.json_path_match(_path(env.json_logger)), env_logger)
+    if env.json_host:
+        env_host = pl.coalesce(src.str.json_path_match(env.json_host), env_host)
+    return frame, text, env_ts, env_level, env_logger, env_host
 
 
 def _stream() -> pl.Expr:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
+import threading
 from typing import Callable, Iterator
 
 import polars as pl
@@ -323,7 +324,14 @@ def read_source(
             if not (det.envelope.outer or wrap.stamped(det.envelope.wrappers)):
                 per_line = {"is_start": pl.lit(True)}
         else:
-            per_line = {"is_start": start_expr(det.layout) | first_line}
+            start = start_expr(det.layout) | first_line
+            if det.envelope.json_text and (det.envelope.json_level or (det.envelope.nested is not None and det.envelope.nested.json_level)):
+                # a structured logger's JSON object (it carries a level) is a record of its own, even when
+                # its text lacks the layout's head: a zap/logrus application beside sarama's std logger in
+                # one stream. A collector's JSON line (docker json-file: no level) still continues the
+                # record before it when its text does (a stack trace's lines)
+                start = start | pl.col("env_level").is_not_null()
+            per_line = {"is_start": start}
         if clock.time_only:
             per_line["_tod"] = stamp_expr(stamp_prefix_expr(det.layout), det.layout.time, None)[2]  # type: ignore[arg-type]
         if select is not None:
@@ -378,6 +386,8 @@ def read_source(
             assert det is not None
             zone, zone_source = opts.zone_for(src.name)
             clock = FileClock(src.name, zone, det.layout.time, opts.date_for(src.name), stats.mtime, zone_source=zone_source)
+            if src.follows is not None:
+                clock.follows, clock.follows_name = src.follows  # type: ignore[assignment]
             if span is not None and span.clock is not None:  # where the ranges before left the file's clock
                 clock.day, clock.last_tod = span.clock["day"], span.clock["last_tod"]
                 clock._shift_days, clock.date_source = span.clock["shift_days"], span.clock["date_source"]
@@ -832,6 +842,28 @@ def _in_order(fn, items: list, workers: int) -> Iterator:
         yield value
 
 
+def _segments_in_order(sources: list[Source]) -> tuple[list[Source], dict[str, str]]:
+    """The inputs with each rotated log's segments oldest first (in the places its segments had among
+    the inputs: ``app.log`` given before ``app.log.1`` is read after it), and {segment: the segment
+    before it}: a time-only segment without a date of its own continues from where that one ends."""
+    from logsleuth.ingest import rotation
+
+    names = [s.name for s in sources if s.error is None and s.span is None]
+    sets = rotation.group(names)
+    if not sets:
+        return sources, {}
+    by_name = {s.name: s for s in sources}
+    order = {seg: k for segs in sets.values() for k, seg in enumerate(segs)}
+    owner = {seg: log for log, segs in sets.items() for seg in segs}
+    out = list(sources)
+    slots = {log: [i for i, s in enumerate(sources) if owner.get(s.name) == log] for log in sets}
+    for log, idx in slots.items():
+        for i, seg in zip(idx, sorted((sources[i].name for i in idx), key=lambda n: order[n])):
+            out[i] = by_name[seg]
+    before = {segs[k]: segs[k - 1] for segs in sets.values() for k in range(1, len(segs))}
+    return out, before
+
+
 def iter_read(
     paths: list[str], opts: ReadOptions, select: Select | None = None, reduce: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
     process: Process | None = None, texts=None, hold=None,
@@ -849,12 +881,31 @@ def iter_read(
     skipped = 0
     if not opts.one_of_many:
         _warn_unmatched_globs(opts, [s.name for s in sources if s.error is None])
+    sources, before = _segments_in_order(sources)
+    ends: dict[str, tuple[threading.Event, list]] = {s.name: (threading.Event(), []) for s in sources if s.name in before.values()}
 
     def one(src: Source) -> tuple[InputReport, pl.DataFrame, BaseException | None]:
+        try:
+            return _one(src)
+        finally:
+            if src.name in ends:  # the next segment of its log may be waiting for where this one ends
+                ends[src.name][1].append(_last_ts.get(src.name))
+                ends[src.name][0].set()
+
+    _last_ts: dict[str, object] = {}
+
+    def _one(src: Source) -> tuple[InputReport, pl.DataFrame, BaseException | None]:
+        prev = before.get(src.name)
+        if prev is not None:  # read after the segment before it (an earlier input: no deadlock)
+            ends[prev][0].wait()
+            if ends[prev][1] and ends[prev][1][0] is not None:
+                src.follows = (ends[prev][1][0], prev)
         try:
             if src.error is not None:
                 raise LogsleuthError(src.error)
             recs, rep = read_source(src, opts, select, reduce, process, texts.sink(src.name) if texts is not None else None, hold() if hold else None)
+            if rep.last_ts is not None:
+                _last_ts[src.name] = rep.last_ts
             return rep, recs, None
         except LogsleuthError as e:  # this input only (not there, unreadable, not text, damaged)
             if texts is not None:

@@ -14,6 +14,7 @@ a rotation suffix from it gives ``base`` (in the same directory):
   (also Kafka's hourly ``server.log.YYYY-MM-DD-HH``, log4j DailyRollingFileAppender ``'.'yyyy-MM-dd-HH``: the hour sorts as N);
   ``name-YYYYMMDDHH`` and ``name-YYYYMMDD-<epoch>`` (logrotate ``dateformat``)
 * ``0.log.YYYYMMDD-HHMMSS`` (kubelet, under ``/var/log/pods/…``; all but the newest gzipped)
+* ``name.log-MM-DD-YYYY-N.log.gz`` (Pulsar's ``conf/log4j2.yaml``: ``${pulsar.log.file}-%d{MM-dd-yyyy}-%i.log.gz``)
 * ``stem-YYYY-MM-DD-N.log``, ``stem-YYYY-MM-DD.N.log`` (log4j2 RollingFile ``%d{yyyy-MM-dd}-%i``) and
   ``stem.YYYY-MM-DD.N.log`` (logback), also compressed, of the log ``stem.log`` (a higher N is newer);
   ``name.log.YYYY-MM-DD.N.gz`` (log4j2 ``%d{yyyy-MM-dd}.%i.gz`` after the live name)
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 
 COMPRESSED = re.compile(r"\.(?:gz|bz2|xz|zst|zstd|lz4)$", re.IGNORECASE)
 # kubelet's YYYYMMDD-HHMMSS, logrotate's dateformat -%Y%m%d-%s and hourly -%Y%m%d%H, then the days
-_DATE = r"(?P<date>\d{8}-\d{10}|\d{8}-\d{6}|\d{10}|\d{4}-\d{2}-\d{2}|\d{8})"
+_DATE = r"(?P<date>\d{8}-\d{10}|\d{8}-\d{6}|\d{10}|\d{4}-\d{2}-\d{2}|\d{2}-\d{2}-\d{4}|\d{8})"
 _INDEX = re.compile(r"^(?P<stem>.+?)\.(?P<n>\d{1,4})$")  # name.N (logrotate)
 _DATED = re.compile(r"^(?P<stem>.+?)[-.]" + _DATE + r"(?:[-.](?P<n>\d{1,4}))?$")  # name-YYYYMMDD, name.YYYY-MM-DD[.N]
 _DATED_EXT = re.compile(r"^(?P<stem>.+?)[-.]" + _DATE + r"(?:[-.](?P<n>\d{1,4}))?(?P<ext>\.(?:log|txt|out|json))$", re.IGNORECASE)
@@ -57,7 +58,10 @@ def parse(name: str) -> Segment:
     m = _DATED_EXT.match(bare)
     live = False
     if m:  # log4j2 / logback: stem-DATE-N.log -> stem.log; a higher index is newer
-        base, order = m.group("stem") + m.group("ext"), (0, _day(m.group("date")), int(m.group("n") or 0))
+        stem = m.group("stem")
+        # Pulsar's conf/log4j2.yaml appends to the whole live name: ${pulsar.log.file}-%d{MM-dd-yyyy}-%i.log.gz
+        base = stem if _LOG_EXT.search(stem) else stem + m.group("ext")
+        base, order = base, (0, _day(m.group("date")), int(m.group("n") or 0))
     elif m := _DATED.match(bare):  # logrotate dateext, log4j2 'name.log.%d{yyyy-MM-dd}.%i(.gz)'
         base, order = m.group("stem"), (0, _day(m.group("date")), int(m.group("n") or 0))
     elif m := _INDEX.match(bare):  # logrotate: name.N; a higher N is older
@@ -70,7 +74,14 @@ def parse(name: str) -> Segment:
     return Segment(name, os.path.join(folder, base), order, live)
 
 
+_LOG_EXT = re.compile(r"\.(?:log|txt|out|json)$", re.IGNORECASE)
+_US_DAY = re.compile(r"^(\d{2})-(\d{2})-(\d{4})$")
+
+
 def _day(text: str) -> str:
+    """A sortable day: YYYYMMDD (from YYYY-MM-DD, YYYYMMDD or log4j2's %d{MM-dd-yyyy})."""
+    if m := _US_DAY.match(text):
+        return m.group(3) + m.group(1) + m.group(2)
     return text.replace("-", "")
 
 

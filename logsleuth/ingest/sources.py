@@ -115,6 +115,9 @@ class Source:
     remote: object | None = None  # an object in a store (ingest/remote.Remote): fetched when opened
     storage_options: dict | None = None  # the store's fsspec options (credentials, endpoint)
     span: "Span | None" = None  # one byte range of a big plain file (a cluster task reads it: recognise/cluster.py)
+    # a rotated segment's: when the segment before it in its set ends and that segment's name (set by
+    # reader.iter_read once that segment is read; a time-only segment is dated from it)
+    follows: "tuple[object, str] | None" = None
 
     def __post_init__(self) -> None:
         from logsleuth.safe import display_name

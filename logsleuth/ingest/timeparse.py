@@ -30,6 +30,8 @@ YEAR_MIN, YEAR_MAX = 1970, 2100
 TS_MIN = dt.datetime(YEAR_MIN, 1, 1, tzinfo=dt.timezone.utc)
 TS_MAX = dt.datetime(YEAR_MAX + 1, 1, 1, tzinfo=dt.timezone.utc)
 _FILENAME_DATE = re.compile(r"(?<!\d)(20\d{2}|19\d{2})[-_.]?(0[1-9]|1[0-2])[-_.]?(0[1-9]|[12]\d|3[01])(?!\d)")
+# log4j2's %d{MM-dd-yyyy}, Pulsar's archive names (conf/log4j2.yaml: ${pulsar.log.file}-%d{MM-dd-yyyy}-%i.log.gz)
+_FILENAME_US_DATE = re.compile(r"(?<!\d)(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])-(20\d{2}|19\d{2})(?!\d)")
 
 
 @dataclass(frozen=True)
@@ -132,13 +134,20 @@ def check_zone(name: str) -> str:
 
 
 def date_from_filename(name: str) -> dt.date | None:
+    """The last date in a file's name: YYYY-MM-DD (or YYYYMMDD, with _ or . between), else MM-DD-YYYY."""
+    base = Path(name).name
     m = None
-    for m in _FILENAME_DATE.finditer(Path(name).name):
+    for m in _FILENAME_DATE.finditer(base):
         pass
+    ymd = (1, 2, 3)
+    if not m:
+        for m in _FILENAME_US_DATE.finditer(base):
+            pass
+        ymd = (3, 1, 2)
     if not m:
         return None
     try:
-        return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        return dt.date(int(m.group(ymd[0])), int(m.group(ymd[1])), int(m.group(ymd[2])))
     except ValueError:
         return None
 
@@ -199,6 +208,10 @@ class FileClock:
     out_of_range_example: str | None = None
     _shift_days: int | None = field(default=None, repr=False)
     first_tod: float | None = None  # seconds into the day of the first time-only stamp (a byte range's, for the one before)
+    # a rotated segment's: when the segment before it in its set ends (UTC), and that segment's name;
+    # its time-only stamps then continue from there (ingest/reader.iter_read reads a set oldest first)
+    follows: dt.datetime | None = None
+    follows_name: str | None = None
 
     @property
     def time_only(self) -> bool:
@@ -270,6 +283,15 @@ class FileClock:
         if first is not None:
             self.date_source = "--date" if self.date_given else "date in the file name"
             base = first
+        elif self.follows is not None and self.first_tod is not None:
+            # the next segment of a rotated log: its first line comes after the last line of the one
+            # before, on that day or the next (its time of day is earlier: it rolled over at midnight)
+            import zoneinfo
+
+            prev = self.follows.astimezone(zoneinfo.ZoneInfo(self.effective_zone)).replace(tzinfo=None)
+            prev_tod = prev.hour * 3600 + prev.minute * 60 + prev.second + prev.microsecond / 1e6
+            base = prev.date() + dt.timedelta(days=0 if self.first_tod >= prev_tod - 1 else 1)
+            self.date_source = f"the rotated segment before it ({self.follows_name} ends {prev:%Y-%m-%d %H:%M:%S})"
         elif self.mtime is not None and self.last_naive is not None:
             import zoneinfo
 
