@@ -117,7 +117,9 @@ def _keys(f: Finding, spec: dict, v: Verdict) -> list[tuple[tuple, dt.datetime |
         s = scope.with_item(item) if item is not None else scope
         start = _as_time(lookup(s, spec.get("from", "first"))) or f.first_seen
         end = _as_time(lookup(s, spec.get("to", "last"))) or f.last_seen or start
-        for kind, name in spec.get("keys", []):
+        for kind, name, *when in spec.get("keys", []):
+            if when and not holds(when[0], s):  # a key that holds only when its condition does
+                continue
             value = lookup(s, name)
             if value is None or value == "":
                 continue
