@@ -43,11 +43,13 @@ import gzip
 import json
 import os
 import random
+import zlib
+import zoneinfo
 from dataclasses import dataclass, field
 from pathlib import Path
 
 UTC = dt.timezone.utc
-KINDS = ["pulsar-dangling", "kafka-outage", "sarama-stall", "kafka-callback", "healthy"]
+KINDS = ["pulsar-dangling", "kafka-outage", "sarama-stall", "kafka-callback", "healthy", "kafka-rolling", "sarama-refused"]
 
 
 # ----------------------------------------------------------------------------- records and layouts
@@ -65,7 +67,7 @@ class Rec:
 
 @dataclass
 class Host:
-    tz: dt.timezone  # the zone its stamps are written in (only layouts that print an offset get one)
+    tz: dt.tzinfo  # the zone its stamps are written in (only layouts that print an offset get one)
     skew: float  # seconds its clock is ahead of the truth
 
 
@@ -124,9 +126,10 @@ def render(r: Rec, layout: str, h: Host, pid: int = 4242, app: str = "app") -> l
     raise ValueError(layout)
 
 
-def zap(r: Rec, fields: dict) -> Rec:
-    """The application's own line through zap's production JSON encoder (epoch seconds, lower-case level)."""
-    doc = {"level": r.level.lower(), "ts": round(r.t.timestamp(), 3), "caller": "producer/main.go:88", "msg": r.msg}
+def zap(r: Rec, fields: dict, skew: float) -> Rec:
+    """The application's own line through zap's production JSON encoder (epoch seconds, lower-case level),
+    on the same host clock as the rest of the process's lines."""
+    doc = {"level": r.level.lower(), "ts": round(r.t.timestamp() + skew, 3), "caller": "producer/main.go:88", "msg": r.msg}
     doc.update(fields)
     r.raw = json.dumps(doc, separators=(",", ":"))
     return r
@@ -141,6 +144,7 @@ class LogFile:
     rotate_at: dt.datetime | None = None  # the older segment ends here
     archive: str | None = None  # the older segment's name (gzip'd)
     app: str = "app"
+    wrapper: str | None = None  # what collected it: "kubectl" (logs --prefix) or "docker-json" (json-file driver)
 
     def write(self, root: Path) -> list[str]:
         self.recs.sort(key=lambda r: r.t)
@@ -148,8 +152,19 @@ class LogFile:
         new = [r for r in self.recs if not (self.rotate_at and r.t < self.rotate_at)]
         names = []
 
+        pod = f"pod/{self.app}-{zlib.crc32(self.name.encode()) % 10**5:05d}-x7k2p/{self.app}"
+
+        def wrapped(r: Rec, line: str) -> str:
+            if self.wrapper == "kubectl":
+                return f"[{pod}] {line}"
+            if self.wrapper == "docker-json":  # the collector's own clock: the true time, in ns
+                t = r.t.astimezone(UTC)
+                return json.dumps({"log": line + "\n", "stream": "stdout", "time": f"{t:%Y-%m-%dT%H:%M:%S}.{t.microsecond:06d}417Z"},
+                                  separators=(",", ":"))
+            return line
+
         def text(recs):
-            return "".join(line + "\n" for r in recs for line in render(r, self.layout, self.host, app=self.app))
+            return "".join(wrapped(r, line) + "\n" for r in recs for line in render(r, self.layout, self.host, app=self.app))
 
         if old:
             p = root / self.archive
@@ -313,7 +328,8 @@ def pulsar_night(rnd: random.Random, root: Path, scale: int, healthy: bool = Fal
                        "subject": {"topic": s["topic"], "producer_id": s["producer_id"], "connection": s["connection"]},
                        "cause": {"kind": "bundle-unload", "bundle": s["bundle"], "at": [s["unload_at"], 3]}})
     return {"kind": "healthy" if healthy else "pulsar-dangling", "release": f"pulsar {release}", "files": names, "args": [],
-            "rotation": rot, "unloads": len(unloads), "expect": expect, "allow": ["pulsar.load-shedding"]}
+            "rotation": rot, "unloads": len(unloads), "expect": expect, "allow": ["pulsar.load-shedding"],
+            "incidents": len({s["bundle"] + s["unload_at"] for s in stuck})}
 
 
 # ----------------------------------------------------------------------------- Kafka: a node down, retries, expired batches
@@ -330,8 +346,11 @@ def kafka_night(rnd: random.Random, root: Path, scale: int, blip: bool = False) 
     day = dt.date(2024, rnd.randint(1, 12), rnd.randint(1, 27))
     start = dt.datetime(day.year, day.month, day.day, 1, 0, tzinfo=UTC)
     end = start + dt.timedelta(hours=3)
-    node = rnd.randint(1, 3)
-    addr = f"kafka-{node}/10.0.0.{6 + node}:9092"
+    ids = rnd.choice([(0, 1, 2), (1, 2, 3), (1001, 1002, 1003)])  # broker.id as set, or auto-generated from 1001
+    node = rnd.choice(ids)
+    idx = ids.index(node)
+    hostname = rnd.choice([f"kafka-{idx}", f"kafka-{idx}.kafka-headless.prod.svc.cluster.local"])
+    addr = f"{hostname}/10.0.0.{6 + idx}:9092"
     t0 = start + dt.timedelta(seconds=rnd.uniform(2400, 6000))
     dur = rnd.uniform(240, 540) if not blip else rnd.uniform(2, 5)
     t1 = t0 + dt.timedelta(seconds=dur)
@@ -340,7 +359,7 @@ def kafka_night(rnd: random.Random, root: Path, scale: int, blip: bool = False) 
     expect = []
     # the broker's own log
     if mode == "crash":
-        bf = LogFile(f"kafka-{node}/server.log", "kafka", Host(UTC, rnd.uniform(-1, 1)))
+        bf = LogFile(f"kafka-{idx}/server.log", "kafka", Host(UTC, rnd.uniform(-1, 1)))
         chatter(rnd, bf, start, t0 - dt.timedelta(seconds=1), 800 * scale, "kafka-broker")
         chatter(rnd, bf, t1 + dt.timedelta(seconds=5), end, 300 * scale, "kafka-broker")
         tb = t1 - dt.timedelta(seconds=rnd.uniform(15, 40))
@@ -350,22 +369,28 @@ def kafka_night(rnd: random.Random, root: Path, scale: int, blip: bool = False) 
         files.append(bf)
         expect.append({"id": "kafka.broker-restart", "subject": {"node": node}})
     # other brokers keep logging
-    for other in (n for n in (1, 2, 3) if n != node and rnd.random() < 0.5):
+    for other in (k for k in range(3) if k != idx and rnd.random() < 0.5):
         of = LogFile(f"kafka-{other}/server.log", "kafka", Host(UTC, rnd.uniform(-1, 1)))
         chatter(rnd, of, start, end, 500 * scale, "kafka-broker")
         files.append(of)
     release = rnd.choice(KAFKA_RELEASES)
     v = _ver(release)
     napps = rnd.randint(1, 2)
+    args: list[str] = []
     for a in range(napps):
         app = ["order-service", "billing-service"][a]
-        client = ["producer-1", "billing-1"][a]
+        client = [rnd.choice(["producer-1", "order-service-producer"]), "billing-1"][a]
         layout = rnd.choice(["kafka", "spring2", "spring3", "quarkus"])
         tz = UTC if layout != "spring3" else dt.timezone(dt.timedelta(hours=rnd.choice([2, -5, 9])))
-        f = LogFile(f"{app}.log", layout, Host(tz, rnd.uniform(-3, 3)), app=app)
+        if layout != "spring3" and rnd.random() < 0.3:  # local time without an offset: the user says the zone
+            zname = rnd.choice(["Europe/Berlin", "America/New_York", "Asia/Kolkata"])
+            tz = zoneinfo.ZoneInfo(zname)
+            args += ["--tz", f"{app}*={zname}"]
+        f = LogFile(f"{app}.log", layout, Host(tz, rnd.uniform(-3, 3)), app=app,
+                    wrapper=rnd.choice([None, None, "kubectl", "docker-json"]))
         chatter(rnd, f, start, end, 1500 * scale, "java")
         topic = ["orders", "invoices"][a]
-        led = [f"{topic}-{p}" for p in range(6) if p % 3 == node - 1]
+        led = [f"{topic}-{p}" for p in range(6) if p % 3 == idx]
         pre = f"[Producer clientId={client}] "
         net = "org.apache.kafka.clients.NetworkClient"
         sender = "org.apache.kafka.clients.producer.internals.Sender"
@@ -408,6 +433,24 @@ def kafka_night(rnd: random.Random, root: Path, scale: int, blip: bool = False) 
                     records[tp][0] += n
                     records[tp][1] += 1
                     tb += dt.timedelta(seconds=rnd.uniform(15, 40))
+        if not blip and rnd.random() < 0.5:
+            # the accumulator fills up: send() blocks max.block.ms and throws (the application logs it)
+            if v < (2, 6):
+                bex = "org.apache.kafka.common.errors.TimeoutException: Failed to allocate memory within the configured max blocking time 60000 ms."
+            elif v < (3, 1):
+                bex = "org.apache.kafka.clients.producer.BufferExhaustedException: Failed to allocate memory within the configured max blocking time 60000 ms."
+            else:
+                bex = ("org.apache.kafka.clients.producer.BufferExhaustedException: Failed to allocate 16384 bytes within the configured max blocking time "
+                       "60000 ms. Total memory: 33554432 bytes. Available memory: 0 bytes. Poolable size: 16384 bytes")
+            tb = t0 + dt.timedelta(seconds=rnd.uniform(70, 110))
+            nb = 0
+            while tb < t1:
+                f.recs.append(Rec(tb, "ERROR", "com.example.orders.OrderController", f"http-nio-8080-exec-{rnd.randint(1, 10)}",
+                                  f"order {rnd.randint(1, 10**6)} not published: {bex}"))
+                nb += 1
+                tb += dt.timedelta(seconds=rnd.uniform(2, 12))
+            if nb:
+                expect.append({"id": "kafka.buffer-exhausted", "subject": {"path": f"{app}.log", "client_id": client, "count": nb}})
         if a == 0 and not blip and records:
             # the log rotates inside the outage
             first_exp = min(r.t for r in f.recs if "Expiring" in r.msg)
@@ -423,8 +466,8 @@ def kafka_night(rnd: random.Random, root: Path, scale: int, blip: bool = False) 
             expect.append({"id": "kafka.broker-unreachable", "subject": {"path": live, "client_id": client, "node": node}})
     names = [n for f in files for n in f.write(root)]
     kind = "healthy" if blip else "kafka-outage"
-    return {"kind": kind, "release": f"kafka-clients {release}", "mode": mode, "files": names, "args": [], "expect": expect,
-            "allow": ["kafka.broker-unreachable"] if blip else []}
+    return {"kind": kind, "release": f"kafka-clients {release}", "mode": mode, "files": names, "args": args, "expect": expect,
+            "allow": [], "incidents": 0 if blip else 1}
 
 
 # ----------------------------------------------------------------------------- sarama: the retry/re-dial stall
@@ -435,18 +478,20 @@ def sarama_night(rnd: random.Random, root: Path, scale: int, blip: bool = False)
     end = start + dt.timedelta(hours=2)
     topic, part = rnd.choice(["orders", "ledger", "events"]), rnd.randint(0, 5)
     single = rnd.random() < 0.5
-    node = 1 if single else rnd.randint(1, 3)
-    host = f"kafka-{node - 1}.kafka:9092"
-    ip = f"10.0.0.{10 + node}"
+    ids = rnd.choice([(0, 1, 2), (1, 2, 3), (1001, 1002, 1003)])
+    node = ids[0] if single else rnd.choice(ids)
+    idx = ids.index(node)
+    host = f"kafka-{idx}.kafka:9092"
+    ip = f"10.0.0.{11 + idx}"
     app_json = rnd.random() < 0.5
-    f = LogFile("producer.log", "golog", Host(UTC, rnd.uniform(-2, 2)))
+    f = LogFile("producer.log", "golog", Host(UTC, rnd.uniform(-2, 2)), app="producer", wrapper=rnd.choice([None, None, "kubectl", "docker-json"]))
     chatter(rnd, f, start, end, 1200 * scale, "go")
     sar = lambda t, m: f.recs.append(Rec(t, "INFO", "sarama", "main", m))  # noqa: E731
 
     def app(t, level, msg, fields):
         r = Rec(t, level, "app", "main", msg if not app_json else msg.split(":")[0])
         if app_json:
-            zap(r, fields)
+            zap(r, fields, f.host.skew)
         else:
             r.msg = msg
         f.recs.append(r)
@@ -509,7 +554,7 @@ def sarama_night(rnd: random.Random, root: Path, scale: int, blip: bool = False)
             err = "kafka: client has run out of available brokers to talk to (Is your cluster reachable?)"
         else:
             x = rt
-            seed = f"kafka-{node % 3}.kafka:9092"
+            seed = f"kafka-{(idx + 1) % 3}.kafka:9092"
             for k in range(1, 4):
                 x += bo
                 sar(s(x), f"client/metadata fetching metadata for [{topic}] from broker {seed}")
@@ -534,7 +579,7 @@ def sarama_night(rnd: random.Random, root: Path, scale: int, blip: bool = False)
         kind = "sarama-stall"
     names = f.write(root)
     return {"kind": kind, "release": "sarama 1.2x-1.4x", "cluster": "single" if single else "three brokers", "app_logger": "zap" if app_json else "std log",
-            "files": names, "args": [], "expect": expect, "allow": []}
+            "files": names, "args": [], "expect": expect, "allow": [], "incidents": len(expect)}
 
 
 # ----------------------------------------------------------------------------- Kafka: callback errors
@@ -565,7 +610,135 @@ def callback_night(rnd: random.Random, root: Path, scale: int) -> dict:
     names = f.write(root)
     return {"kind": "kafka-callback", "layout": layout, "files": names, "args": [],
             "expect": [{"id": "kafka.callback-error", "subject": {"topic_partition": tp, "exception": exc[0], "count": n, "path": f.name}}],
-            "allow": []}
+            "allow": [], "incidents": 1}
+
+
+# ----------------------------------------------------------------------------- Kafka: a KRaft rolling restart
+
+def rolling_night(rnd: random.Random, root: Path, scale: int) -> dict:
+    """Three KRaft brokers (3.6-4.0) restarted one after the other; a producer sees each go and come
+    back (connection failures, NOT_LEADER_OR_FOLLOWER retries) and loses nothing."""
+    day = dt.date(2025, rnd.randint(1, 12), rnd.randint(1, 27))
+    start = dt.datetime(day.year, day.month, day.day, 3, 0, tzinfo=UTC)
+    end = start + dt.timedelta(hours=2)
+    release = rnd.choice(["3.6.2", "3.7.1", "3.9.0", "4.0.0"])
+    files = []
+    t = start + dt.timedelta(seconds=rnd.uniform(1800, 3600))
+    windows = {}
+    for node in (1, 2, 3):
+        bf = LogFile(f"kafka-{node}/server.log", "kafka", Host(UTC, rnd.uniform(-1, 1)))
+        chatter(rnd, bf, start, end, 600 * scale, "kafka-broker")
+        bs = f"[BrokerServer id={node}]"
+        bf.recs.append(Rec(t, "INFO", "org.apache.kafka.common.utils.LoggingSignalHandler", "SIGTERM handler", "Terminating process due to signal SIGTERM"))
+        bf.recs.append(Rec(t + dt.timedelta(milliseconds=3), "INFO", "kafka.server.BrokerServer", "kafka-shutdown-hook", f"{bs} Transition from STARTED to SHUTTING_DOWN"))
+        bf.recs.append(Rec(t + dt.timedelta(milliseconds=4), "INFO", "kafka.server.BrokerServer", "kafka-shutdown-hook", f"{bs} shutting down"))
+        bf.recs.append(Rec(t + dt.timedelta(milliseconds=6), "INFO", "kafka.server.BrokerLifecycleManager", "broker-1-lifecycle-manager-event-handler",
+                           f"[BrokerLifecycleManager id={node}] Beginning controlled shutdown."))
+        down = t + dt.timedelta(seconds=rnd.uniform(2, 5))
+        bf.recs.append(Rec(down, "INFO", "kafka.server.BrokerServer", "kafka-shutdown-hook", f"{bs} shut down completed"))
+        up = down + dt.timedelta(seconds=rnd.uniform(15, 40))
+        bf.recs.append(Rec(up, "INFO", "kafka.server.KafkaConfig", "main", "KafkaConfig values: "))
+        bf.recs.append(Rec(up + dt.timedelta(seconds=4), "INFO", "kafka.server.BrokerServer", "main", f"{bs} Transition from STARTING to STARTED"))
+        bf.recs.append(Rec(up + dt.timedelta(seconds=4, milliseconds=2), "INFO", "kafka.server.KafkaRaftServer", "main",
+                           f"[KafkaRaftServer nodeId={node}] Kafka Server started"))
+        windows[node] = (t, up + dt.timedelta(seconds=4))
+        files.append(bf)
+        t = up + dt.timedelta(seconds=rnd.uniform(60, 180))  # the operator waits for the ISR to catch up
+    layout = rnd.choice(["kafka", "spring3"])
+    tz = UTC if layout == "kafka" else dt.timezone(dt.timedelta(hours=rnd.choice([1, 5, -7])))
+    client = "producer-1"
+    f = LogFile("orders-app.log", layout, Host(tz, rnd.uniform(-3, 3)), app="orders")
+    chatter(rnd, f, start, end, 1500 * scale, "java")
+    pre = f"[Producer clientId={client}] "
+    thread = f"kafka-producer-network-thread | {client}"
+    for node, (a, b) in windows.items():
+        f.recs.append(Rec(a + dt.timedelta(milliseconds=20), "INFO", "org.apache.kafka.clients.NetworkClient", thread, f"{pre}Node {node} disconnected."))
+        tp = f"orders-{node - 1}"
+        f.recs.append(Rec(a + dt.timedelta(milliseconds=30), "WARN", "org.apache.kafka.clients.producer.internals.Sender", thread,
+                          f"{pre}Got error produce response with correlation id {rnd.randint(1000, 99999)} on topic-partition {tp}, retrying (2147483646 attempts left). Error: NOT_LEADER_OR_FOLLOWER"))
+        f.recs.append(Rec(a + dt.timedelta(milliseconds=31), "WARN", "org.apache.kafka.clients.producer.internals.Sender", thread,
+                          f"{pre}Received invalid metadata error in produce request on partition {tp} due to org.apache.kafka.common.errors.NotLeaderOrFollowerException: "
+                          "For requests intended only for the leader, this error indicates that the broker is not the current leader. For requests intended for any replica, "
+                          "this error indicates that the broker is not a replica of the topic partition.. Going to request metadata update now"))
+        x = a + dt.timedelta(seconds=rnd.uniform(1, 3))
+        while x < b - dt.timedelta(seconds=3):  # the client keeps trying the node it knows
+            f.recs.append(Rec(x, "WARN", "org.apache.kafka.clients.NetworkClient", thread,
+                              f"{pre}Connection to node {node} (kafka-{node}/10.0.0.{6 + node}:9092) could not be established. "
+                              + ("Node may not be available." if _ver(release) >= (3, 7) else "Broker may not be available.")))
+            x += dt.timedelta(seconds=rnd.uniform(0.8, 1.2))
+    files.append(f)
+    names = [n for g in files for n in g.write(root)]
+    return {"kind": "kafka-rolling", "release": f"kafka {release} (KRaft)", "files": names, "args": [],
+            "expect": [{"id": "kafka.broker-restart", "subject": {"node": n}} for n in (1, 2, 3)],
+            "allow": ["kafka.broker-unreachable", "kafka.isr-shrink"]}
+
+
+# ----------------------------------------------------------------------------- sarama: a broker crash, sends refused
+
+def refused_night(rnd: random.Random, root: Path, scale: int) -> dict:
+    """One broker (ZooKeeper mode, its server.log given) is killed and comes back; a sarama producer's
+    sends meet EOF, then refused dials, and fail fast until it is back."""
+    day = dt.date(2026, rnd.randint(1, 11), rnd.randint(1, 27))
+    start = dt.datetime(day.year, day.month, day.day, 14, 0, tzinfo=UTC)
+    end = start + dt.timedelta(hours=1)
+    node = 1
+    host, ip = "kafka-1:9092", "172.18.0.3"
+    topic, part = rnd.choice(["inventory", "billing"]), rnd.randint(0, 5)
+    crash = start + dt.timedelta(seconds=rnd.uniform(900, 1800))
+    back = crash + dt.timedelta(seconds=rnd.uniform(20, 90))
+    bf = LogFile("kafka-1/server.log", "kafka", Host(UTC, rnd.uniform(-1, 1)))
+    chatter(rnd, bf, start, crash - dt.timedelta(seconds=2), 500 * scale, "kafka-broker")
+    chatter(rnd, bf, back + dt.timedelta(seconds=2), end, 200 * scale, "kafka-broker")
+    bf.recs.append(Rec(back - dt.timedelta(seconds=12), "INFO", "kafka.server.KafkaConfig", "main", "KafkaConfig values: "))
+    bf.recs.append(Rec(back - dt.timedelta(seconds=10), "INFO", "kafka.server.KafkaServer", "main", f"[KafkaServer id={node}] starting"))
+    bf.recs.append(Rec(back, "INFO", "kafka.server.KafkaServer", "main", f"[KafkaServer id={node}] started"))
+    f = LogFile(f"{topic}-producer.log", "golog", Host(UTC, rnd.uniform(-2, 2)))
+    chatter(rnd, f, start, end, 1000 * scale, "go")
+    sar = lambda t, m: f.recs.append(Rec(t, "INFO", "sarama", "main", m))  # noqa: E731
+    sar(start, "Initializing new client")
+    sar(start, f"client/brokers registered new broker #{node} at {host}")
+    sar(start, "Successfully initialized new client")
+    t = start + dt.timedelta(seconds=1)
+    off = rnd.randint(10**4, 10**6)
+    failed = 0
+    first = True
+    eof_at = None
+    while t < end:
+        if crash <= t < back:
+            ms = lambda k: t + dt.timedelta(milliseconds=k)  # noqa: E731
+            if first:
+                eof_at = t
+                sar(t, f"producer/broker/{node} state change to [closing] because EOF")
+                sar(t, f"Closed connection to broker {host}")
+                sar(t, f"producer/leader/{topic}/{part} state change to [retrying-1]")
+                sar(t, f"producer/leader/{topic}/{part} abandoning broker {node}")
+                sar(t, f"producer/broker/{node} shut down")
+                first = False
+            for k in range(4):
+                sar(ms(100 + 250 * k), f"client/metadata fetching metadata for [{topic}] from broker {host}")
+                sar(ms(101 + 250 * k), f"Failed to connect to broker {host}: dial tcp {ip}:9092: connect: connection refused")
+                sar(ms(101 + 250 * k), f"client/metadata got error from broker -1 while fetching metadata: dial tcp {ip}:9092: connect: connection refused")
+                if k < 3:
+                    sar(ms(101 + 250 * k), f"client/metadata retrying after 250ms... ({3 - k} attempts remaining)")
+            f.recs.append(Rec(ms(852), "ERROR", "app", "main",
+                              f"send to {topic} failed: kafka: client has run out of available brokers to talk to (Is your cluster reachable?)"))
+            failed += 1
+        else:
+            if not first and eof_at is not None and t >= back:
+                sar(t, f"Connected to broker at {host} (registered as #{node})")
+                sar(t, f"producer/leader/{topic}/{part} selected broker {node}")
+                sar(t, f"producer/leader/{topic}/{part} state change to [normal]")
+                eof_at = None
+            if rnd.random() < 0.3:
+                f.recs.append(Rec(t, "INFO", "app", "main", f"delivered to {topic}/{part} at offset {off}"))
+            off += 1
+        t += dt.timedelta(seconds=1)
+    names = bf.write(root) + f.write(root)
+    return {"kind": "sarama-refused", "files": names, "args": [],
+            "expect": [{"id": "sarama.broker-refused", "subject": {"topic_partition": f"{topic}/{part}", "path": f.name, "broker": host,
+                                                                 "failed_sends": failed}},
+                       {"id": "kafka.broker-restart", "subject": {"node": node}}],
+            "allow": [], "incidents": 1}
 
 
 # ----------------------------------------------------------------------------- a night
@@ -582,6 +755,10 @@ def night(seed: int, i: int, root: Path, scale: int) -> dict:
         t = sarama_night(rnd, root, scale)
     elif kind == "kafka-callback":
         t = callback_night(rnd, root, scale)
+    elif kind == "kafka-rolling":
+        t = rolling_night(rnd, root, scale)
+    elif kind == "sarama-refused":
+        t = refused_night(rnd, root, scale)
     else:
         which = rnd.choice(["pulsar", "kafka", "sarama"])
         t = {"pulsar": lambda: pulsar_night(rnd, root, scale, healthy=True),

@@ -6,7 +6,8 @@
 A night is right when every expected finding is there (same id; a subject holding every expected
 field, numbers and times within their stated tolerance; the cause's stated fields) and no finding of
 severity medium or more is unexplained (its id neither expected nor allowed, or none of its subjects
-matching an expectation of that id). Prints one line per night and the score; exit status 0 whatever
+matching an expectation of that id), and, where the truth gives it, the number of incidents of
+severity medium or more (headlines) is the night's. Prints one line per night and the score; exit status 0 whatever
 the score (the caller decides what is enough), 2 when a run fails.
 """
 
@@ -70,6 +71,12 @@ def score_night(truth: dict, out: dict) -> tuple[list[str], list[str]]:
     allowed = set(truth.get("allow", []))
     extra = [f"{f['id']} [{f['severity']}] {f['title'][:140]}" for n, f in enumerate(findings)
              if f["severity"] in LOUD and n not in explained and f["id"] not in allowed]
+    want = truth.get("incidents")
+    if want is not None:  # one headline per incident: the night's incidents of severity medium or more
+        loud = [i for i in out.get("incidents", []) if i.get("severity") in LOUD]
+        if len(loud) != want:
+            extra.append(f"{len(loud)} incidents of severity medium or more where the night has {want}: "
+                         + "; ".join(i["headline"][:100] for i in loud))
     return misses, extra
 
 
