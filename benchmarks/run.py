@@ -8,6 +8,7 @@
     python benchmarks/run.py --gzip               # the same, gzipped
     python benchmarks/run.py --all                # 1.5M lines, 3 GB, 3 GB gzipped, 50 client files
     python benchmarks/run.py --issue16 --inputs dense --tools analyze,ndjson,rg   # rerun a few rows
+    python benchmarks/run.py --nights 11 --scale 40   # whole nights (benchmarks/nights): time and score
 
 Every tool runs once as a warm-up (page cache warm), then ``--runs`` times in rotating order. Each
 run is one child process tree (``/bin/sh -c CMD``) whose output this script drains from a pipe (GNU
@@ -359,6 +360,32 @@ def _polars() -> str:
         return "not installed"
 
 
+def nights(seed: int, count: int, scale: int, runs: int, data: Path, lits: Path) -> None:
+    """Whole nights of benchmarks/nights/gen.py at a large scale: logsleuth analyze on each night next
+    to rg counting the same literals in the same files, then the score (benchmarks/nights/score.py)."""
+    out = data / f"nights-{seed}-{count}-x{scale}"
+    if not (out / f"n{count - 1:02d}" / "truth.json").exists():
+        subprocess.run([sys.executable, str(HERE / "nights" / "gen.py"), "--seed", str(seed), "--nights", str(count),
+                        "--scale", str(scale), "--out", str(out)], check=True)
+    print(f"**whole nights** — seed {seed}, {count} nights, scale {scale}; median of {runs} run(s) after a warm-up\n")
+    print("| night | kind | files | lines | logsleuth analyze CPU-s | peak RSS | rg CPU-s | × rg |")
+    print("|---|---|---|---|---|---|---|---|")
+    for d in sorted(p for p in out.iterdir() if (p / "truth.json").is_file()):
+        import json
+
+        truth = json.loads((d / "truth.json").read_text())
+        files = " ".join(str(d / f) for f in truth["files"])
+        args = " ".join(truth.get("args", []))
+        lines = sum(count_lines(str(d / f), f.endswith(".gz")) for f in truth["files"])
+        rows = measure({"analyze": f"cd {d} && {EXE} analyze {' '.join(truth['files'])} {args} --format json",
+                        "rg": f"rg -z -c -F -f {lits} {files}"}, runs)
+        a, r = rows["analyze"], rows["rg"]
+        print(f"| {d.name} | {truth['kind']} | {len(truth['files'])} | {lines:,} | {a.cpu:.2f} | {a.rss_mb:.0f} MB | {r.cpu:.2f} | "
+              f"{a.cpu / max(r.cpu, 0.01):.0f}× |", flush=True)
+    score = subprocess.run([sys.executable, str(HERE / "nights" / "score.py"), str(out)], capture_output=True, text=True)
+    print("\n```\n" + score.stdout.strip() + "\n```")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lines", type=int, default=1_500_000)
@@ -374,11 +401,17 @@ def main() -> None:
     ap.add_argument("--startup-runs", type=int, default=10)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--data", type=Path, default=HERE / "data")
+    ap.add_argument("--nights", type=int, metavar="SEED", help="whole nights of benchmarks/nights/gen.py with this seed: time and score")
+    ap.add_argument("--count", type=int, default=7, help="with --nights: how many nights")
+    ap.add_argument("--scale", type=int, default=40, help="with --nights: chatter per file, in units of ~1,500 lines")
     a = ap.parse_args()
     data = Data(a.data)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, Polars {_polars()}, "
           f"{platform.system()} {platform.release()}; rg {_version('rg')}, grep {_version('grep')}, lnav {_version('lnav')}; "
           f"load average at start {_load()}\n", flush=True)
+    if a.nights is not None:
+        nights(a.nights, a.count, a.scale, a.runs, a.data, data.lits)
+        return
     if a.issue16:
         inputs = [k.strip() for k in a.inputs.split(",") if k.strip()]
         unknown = [k for k in inputs if k not in ISSUE16_INPUTS]

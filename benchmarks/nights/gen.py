@@ -263,7 +263,8 @@ def pulsar_night(rnd: random.Random, root: Path, scale: int, healthy: bool = Fal
             pid += 1
     n_unloads = rnd.randint(10, 14) if not healthy else rnd.randint(3, 6)
     times = sorted(start + dt.timedelta(seconds=rnd.uniform(600, 16000)) for _ in range(n_unloads))
-    bad = None if healthy else rnd.randrange(2, n_unloads - 2)  # never the first or last: later unloads are decoys
+    # one or two unloads leave producers stuck (never the first or last: later unloads are decoys)
+    bad = set() if healthy else set(rnd.sample(range(2, n_unloads - 2), rnd.choice([1, 1, 2])))
     stuck = []
     unloads = []
     gone: set[str] = set()
@@ -280,7 +281,7 @@ def pulsar_night(rnd: random.Random, root: Path, scale: int, healthy: bool = Fal
         sf.recs.append(Rec(t1, "INFO", "org.apache.pulsar.broker.namespace.OwnedBundle", "pulsar-web-41-5", f"Disabling ownership: {b}"))
         victims = []
         live = [t_ for t_ in topics[b] if t_ not in gone]  # a stuck producer is registered nowhere
-        if k == bad:
+        if k in bad:
             victims = rnd.sample(live, min(len(live), rnd.randint(1, 2)))
         for j, tp in enumerate(live):
             app, cnx, pid_, pname = producers[tp]

@@ -842,7 +842,7 @@ def _in_order(fn, items: list, workers: int) -> Iterator:
         yield value
 
 
-def _segments_in_order(sources: list[Source]) -> tuple[list[Source], dict[str, str]]:
+def segments_in_order(sources: list[Source]) -> tuple[list[Source], dict[str, str]]:
     """The inputs with each rotated log's segments oldest first (in the places its segments had among
     the inputs: ``app.log`` given before ``app.log.1`` is read after it), and {segment: the segment
     before it}: a time-only segment without a date of its own continues from where that one ends."""
@@ -881,7 +881,7 @@ def iter_read(
     skipped = 0
     if not opts.one_of_many:
         _warn_unmatched_globs(opts, [s.name for s in sources if s.error is None])
-    sources, before = _segments_in_order(sources)
+    sources, before = segments_in_order(sources)
     ends: dict[str, tuple[threading.Event, list]] = {s.name: (threading.Event(), []) for s in sources if s.name in before.values()}
 
     def one(src: Source) -> tuple[InputReport, pl.DataFrame, BaseException | None]:

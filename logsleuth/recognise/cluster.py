@@ -108,10 +108,14 @@ def plan(paths: list[str], storage_options: dict, absolute: bool) -> list[Task |
     """The inputs, in the order a plain run reads them: a Task each, or (name, error, from_directory)
     for a named input that is not there. ``absolute``: local paths made absolute (the workers may
     run in another directory)."""
+    from logsleuth.ingest.reader import segments_in_order
     from logsleuth.ingest.sources import expand
 
     out: list = []
-    for i, src in enumerate(expand(list(paths), carry_on=len(paths) > 1, storage_options=storage_options)):
+    # a rotated log's segments oldest first, as a plain run reads them (each is dated on its own here:
+    # a time-only segment does not continue from the one before, docs/scale.md)
+    sources, _ = segments_in_order(expand(list(paths), carry_on=len(paths) > 1, storage_options=storage_options))
+    for i, src in enumerate(sources):
         if src.is_stdin:
             raise LogsleuthError("-: standard input cannot be read on a cluster (give files or URLs, or drop --engine dask)")
         if src.data is not None:
