@@ -156,7 +156,12 @@ def group(findings: list[Finding]) -> list[Incident]:
     shared: dict[int, set] = {}
     spans: dict[int, list] = {}  # the windows of the keys a finding shares: the incident's window
     by_key: dict[tuple, list] = {}
+    # a finding declared `bridge = false` (the shedder's summary of many unloads) joins an incident
+    # it shares a key with but does not tie two incidents together: it is attached afterwards
+    joins: list[int] = [i for i, f in enumerate(findings) if r.findings.get(f.id, {}).get("bridge", True) is False]
     for i, ks in enumerate(keyed):
+        if i in joins:
+            continue
         for k, a0, a1 in ks:
             if a0 is not None and a1 is not None:  # an untimed finding is not tied to another by time
                 by_key.setdefault(k, []).append((a0, a1, i))
@@ -176,6 +181,20 @@ def group(findings: list[Finding]) -> list[Incident]:
                 run_end = max(run_end, a1)
             else:
                 run_end, run_first, run_first_span = a1, i, (a0, a1)
+    for i in joins:  # the worst incident (lowest finding) it shares a key with, in time
+        best = None
+        for k, a0, a1 in keyed[i]:
+            if a0 is None or a1 is None:
+                continue
+            for b0, b1, j in by_key.get(k, []):
+                if a0 - r.slack <= b1 and b0 - r.slack <= a1 and (best is None or find(j) < find(best[0])):
+                    best = (j, k, a0, a1)
+        if best is not None:
+            j, k, a0, a1 = best
+            parent[i] = find(j)
+            shared.setdefault(i, set()).add(k)
+            shared.setdefault(j, set()).add(k)
+            spans.setdefault(i, []).append((a0, a1))
     groups: dict[int, list[int]] = {}
     for i in range(len(findings)):
         groups.setdefault(find(i), []).append(i)
