@@ -23,20 +23,23 @@ NIGHTS = ROOT / "benchmarks" / "nights"
 # three small seeds (14 nights each): together they hold every shape the generator plays (two
 # stranding unloads, Pulsar's own rollover, a crash and a network cut, buffer exhaustion, --tz,
 # sarama on one broker and on three with std log and zap, docker json-file and kubectl --prefix)
-@pytest.mark.parametrize("seed", [7, 9, 11])
-def test_the_night_generator_s_small_seeds_are_diagnosed_right(tmp_path, seed):
-    gen = subprocess.run([sys.executable, NIGHTS / "gen.py", "--seed", str(seed), "--nights", "14", "--out", tmp_path],
+# and seed 15's first night: two unloads of one bundle, 73 minutes apart, each stranding producers
+# (two incidents; one before, the bundle's key held for the hours they stayed stuck)
+@pytest.mark.parametrize("seed, nights", [(7, 14), (9, 14), (11, 14), (15, 1)])
+def test_the_night_generator_s_small_seeds_are_diagnosed_right(tmp_path, seed, nights):
+    gen = subprocess.run([sys.executable, NIGHTS / "gen.py", "--seed", str(seed), "--nights", str(nights), "--out", tmp_path],
                          capture_output=True, text=True, timeout=300)
     assert gen.returncode == 0, gen.stderr
     truths = [json.loads(p.read_text()) for p in sorted(tmp_path.glob("n*/truth.json"))]
-    assert len(truths) == 14 and sum(len(t["expect"]) for t in truths) >= 14
-    kinds = {t["kind"].split(" ")[0] for t in truths}
-    assert kinds >= {"pulsar-dangling", "kafka-outage", "sarama-stall", "kafka-callback", "healthy", "kafka-rolling", "sarama-refused"}
+    assert len(truths) == nights and sum(len(t["expect"]) for t in truths) >= nights
+    if nights == 14:
+        kinds = {t["kind"].split(" ")[0] for t in truths}
+        assert kinds >= {"pulsar-dangling", "kafka-outage", "sarama-stall", "kafka-callback", "healthy", "kafka-rolling", "sarama-refused"}
     score = subprocess.run([sys.executable, NIGHTS / "score.py", tmp_path, "--json"], capture_output=True, text=True, timeout=900)
     assert score.returncode == 0, score.stderr
     s = json.loads(score.stdout)
     wrong = [r for r in s["rows"] if not r["right"]]
-    assert s["right"] == s["nights"] == 14, json.dumps(wrong, indent=1)
+    assert s["right"] == s["nights"] == nights, json.dumps(wrong, indent=1)
 
 
 def test_the_scorer_fails_a_wrong_diagnosis(tmp_path):
