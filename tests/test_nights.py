@@ -71,7 +71,7 @@ def test_the_scorer_fails_a_wrong_diagnosis(tmp_path):
 
 # ----------------------------------------------------------------------------- sarama beside a JSON logger
 
-def _sarama_stream(zap_wrapped_in_docker: bool) -> str:
+def _sarama_stream(zap_wrapped_in_docker: bool, chatter: int = 0) -> str:
     """sarama's std logger and the application's zap JSON in one stream: the leader (one of three
     brokers) black-holed, the send failing after ReadTimeout + 3 x (Backoff + DialTimeout) = 120.3 s."""
     t0 = dt.datetime(2026, 3, 9, 2, 40, 0, tzinfo=dt.timezone.utc)
@@ -88,6 +88,9 @@ def _sarama_stream(zap_wrapped_in_docker: bool) -> str:
 
     for k in range(-60, 0, 3):
         zap(k, "info", f"delivered to events/1 at offset {9000 + k}", topic="events", partition=1)
+        for j in range(chatter):  # the service's own std-log lines, far more than its zap lines
+            t = t0 + dt.timedelta(seconds=k + j * 0.1)
+            recs.append((k + j * 0.1, f"{t:%Y/%m/%d %H:%M:%S} http: GET /healthz 200 in {30 + j}us"))
     sar(30, "producer/broker/2 state change to [closing] because read tcp 10.0.1.5:51234->10.0.0.12:9092: i/o timeout")
     sar(30, "Closed connection to broker kafka-1.kafka:9092")
     sar(30, "producer/leader/events/1 state change to [retrying-1]")
@@ -121,10 +124,11 @@ def _sarama_stream(zap_wrapped_in_docker: bool) -> str:
 def test_a_zap_application_beside_sarama_s_std_logger_ends_the_stall_at_its_error(cli, tmp_path):
     """Each zap JSON object is a record of its own though its text lacks the std logger's head (its
     error line was folded into the sarama line before it: the stall ran to the recovery, 400 s);
-    the same inside docker's json-file lines (JSON inside JSON: the application's line was not read)."""
-    for docker in (False, True):
-        p = tmp_path / f"producer-{docker}.log"
-        p.write_text(_sarama_stream(docker))
+    the same inside docker's json-file lines (JSON inside JSON: the application's line was not read),
+    and when the service's std-log lines far outnumber its zap lines (no JSON envelope was taken)."""
+    for docker, chatter in ((False, 0), (True, 0), (False, 12), (True, 12)):
+        p = tmp_path / f"producer-{docker}-{chatter}.log"
+        p.write_text(_sarama_stream(docker, chatter))
         r = cli("analyze", p, "--format", "json", "--tz", "UTC")
         assert r.code == 0, r
         (f,) = [f for f in r.json()["findings"] if f["id"] == "sarama.retry-redial-stall"]

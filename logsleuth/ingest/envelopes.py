@@ -107,7 +107,7 @@ def fixed_stamps(lines: pl.Series) -> bool:
     return lines.len() > 0 and lines.str.contains(FIXED_TS_RE).sum() >= 0.5 * lines.len()
 
 
-def _json_shape(lines: list[str]) -> dict | None:
+def _json_shape(lines: list[str], min_share: float = 0.5) -> dict | None:
     objs = []
     for x in lines:
         s = x.strip()
@@ -119,7 +119,7 @@ def _json_shape(lines: list[str]) -> dict | None:
             continue
         if isinstance(o, dict):
             objs.append(o)
-    if not objs or len(objs) < 0.5 * len(lines):
+    if not objs or len(objs) < min_share * len(lines) or len(objs) < 2 and min_share < 0.5:
         return None
 
     def pick(keys: tuple[str, ...], want_str: bool = True) -> str | None:
@@ -177,10 +177,19 @@ def candidates(sample: list[str]) -> list[Envelope]:
             break  # cri lines also look like docker-ts lines; the first that fits wins
     shape = _json_shape(lines)
     if shape:
-        inner = _json_shape(_texts(lines, shape["json_text"]))
+        # JSON inside the JSON (zap's lines in docker's json-file): two such lines in the head are
+        # enough (a Go service's std-log lines may far outnumber them); unwrapping it costs a pass
+        # over the lines, so only a file that shows some pays it
+        inner = _json_shape(_texts(lines, shape["json_text"]), min_share=0.0)
         if inner:
             out.append(Envelope(ansi=ansi, **shape, nested=Envelope(**inner)))
         out.append(Envelope(ansi=ansi, **shape))
+    else:
+        # a few structured logger's objects (with a level) among plain lines: a zap application
+        # beside sarama's std logger; the other lines pass through unchanged
+        few = _json_shape(lines, min_share=0.0)
+        if few and few["json_level"]:
+            out.append(Envelope(ansi=ansi, **few))
     out.append(Envelope(ansi=ansi))
     return out
 
@@ -236,7 +245,7 @@ def unwrap(frame: pl.DataFrame, env: Envelope, year: int | None = None) -> pl.Da
         text = text.str.strip_chars_start("\x00")
     cols.update(text=text, env_ts=env_ts, env_naive=env_naive, env_level=env_level, env_logger=env_logger, env_host=env_host)
     out = frame.with_columns(**cols)
-    temp = ("_inner", "_jt", "_err", "_st", "_jts", "_inner2", "_jt2", "_err2", "_st2", "_jts2", "_wtext", "_wets", "_wnaive", "_whost")
+    temp = ("_inner", "_obj", "_jt", "_err", "_st", "_jts", "_inner2", "_obj2", "_jt2", "_err2", "_st2", "_jts2", "_wtext", "_wets", "_wnaive", "_whost")
     return out.drop([c for c in temp if c in out.columns])
 
 
@@ -246,7 +255,12 @@ def _json_step(frame: pl.DataFrame, text: pl.Expr, env: "Envelope", env_ts: pl.E
     time, level, logger and host it carries over those of the envelopes around it. A line that is
     not a JSON object passes through unchanged."""
     frame = frame.with_columns(**{f"_inner{k}": text})
-    src = pl.col(f"_inner{k}")
+    whole = pl.col(f"_inner{k}")
+    if k and not frame.select(whole.str.starts_with("{").any()).item():  # no JSON inside this chunk's JSON
+        return frame, whole, env_ts, env_level, env_logger, env_host
+    # only JSON objects are parsed (a mixed stream's other lines pass): as a column, computed once
+    frame = frame.with_columns(**{f"_obj{k}": pl.when(whole.str.starts_with("{")).then(whole)})
+    src = pl.col(f"_obj{k}")
     # each JSON lookup once, as a column (an expression used twice would be evaluated twice);
     # error and stack keys are looked for on every line (the first lines may have none)
     frame = frame.with_columns(**{
@@ -256,7 +270,7 @@ def _json_step(frame: pl.DataFrame, text: pl.Expr, env: "Envelope", env_ts: pl.E
         f"_jts{k}": src.str.json_path_match(_path(env.json_time)) if env.json_time else pl.lit(None, dtype=pl.String),
     })
     fallback = [key for key in FALLBACK_TEXT_KEYS if key != env.json_text]
-    lacking = pl.col(f"_jt{k}").is_null() & src.str.starts_with("{")
+    lacking = pl.col(f"_jt{k}").is_null() & whole.str.starts_with("{")
     if fallback and frame.select(lacking.any()).item():  # lines without the detected text key
         frame = frame.with_columns(**{
             f"_jt{k}": pl.coalesce([pl.col(f"_jt{k}")] + [_optional_key(pl.when(lacking).then(src), key) for key in fallback])
@@ -265,7 +279,7 @@ def _json_step(frame: pl.DataFrame, text: pl.Expr, env: "Envelope", env_ts: pl.E
     jt, err, st = pl.col(f"_jt{k}"), pl.col(f"_err{k}"), pl.col(f"_st{k}")
     jt = pl.when(err.is_not_null()).then(pl.concat_str([jt, pl.lit(": "), err])).otherwise(jt)
     jt = pl.when(st.is_not_null()).then(pl.concat_str([jt, pl.lit("\n"), st])).otherwise(jt)
-    text = pl.when(src.str.starts_with("{") & pl.col(f"_jt{k}").is_not_null()).then(jt).otherwise(src)
+    text = pl.when(whole.str.starts_with("{") & pl.col(f"_jt{k}").is_not_null()).then(jt).otherwise(whole)
     if env.ansi:
         text = text.str.replace_all(ANSI_RE, "")
     if env.json_time:
