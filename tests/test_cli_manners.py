@@ -399,13 +399,18 @@ def test_version_and_completion(cli):
     assert r.code == 0 and r.out.split() == ["analyze"], r
     r = cli(process=True, env={"_LOGSLEUTH_COMPLETE": "complete_bash", "COMP_WORDS": "logsleuth events --gr", "COMP_CWORD": "2"})
     assert r.out.split() == ["--grep"], r
-    # a completion variable left in this worker's environment by something else would turn the next
-    # run into a completion request ("Shell  not supported.", seen twice under xdist, never alone)
-    import os
+    # --show-completion takes no value: it detects the shell it runs under (shellingham walks the
+    # parent processes). Run it under bash, as a user does: a test run started in the background
+    # from a shell that has since exited has no shell among its parents ("Shell  not supported.")
+    import shlex
+    import subprocess
+    import sys
 
-    stray = {k: os.environ[k] for k in os.environ if k.endswith("_COMPLETE") or k.startswith("COMP_")}
-    r = cli("--show-completion", "bash", process=True, env={k: "" for k in stray})
-    assert r.code == 0 and "_LOGSLEUTH_COMPLETE" in r.out, (r, stray)
+    from conftest import _env
+
+    proc = subprocess.run(["bash", "-c", f"{shlex.quote(sys.executable)} -m logsleuth --show-completion; exit $?"],
+                          capture_output=True, text=True, env=_env(None), timeout=120)
+    assert proc.returncode == 0 and "_LOGSLEUTH_COMPLETE" in proc.stdout and "complete_bash" in proc.stdout, proc
 
 
 def _commands():
