@@ -169,8 +169,7 @@ class LogFile:
         if old:
             p = root / self.archive
             p.parent.mkdir(parents=True, exist_ok=True)
-            with gzip.open(p, "wt", encoding="utf-8") as fh:
-                fh.write(text(old))
+            p.write_bytes(gzip.compress(text(old).encode("utf-8"), mtime=0))  # the same bytes on every run
             end = old[-1].t.timestamp()
             os.utime(p, (end, end))
             names.append(self.archive)
@@ -748,18 +747,10 @@ def night(seed: int, i: int, root: Path, scale: int) -> dict:
     rnd = random.Random(seed * 1000 + i)
     kind = KINDS[i % len(KINDS)]
     root.mkdir(parents=True, exist_ok=True)
-    if kind == "pulsar-dangling":
-        t = pulsar_night(rnd, root, scale)
-    elif kind == "kafka-outage":
-        t = kafka_night(rnd, root, scale)
-    elif kind == "sarama-stall":
-        t = sarama_night(rnd, root, scale)
-    elif kind == "kafka-callback":
-        t = callback_night(rnd, root, scale)
-    elif kind == "kafka-rolling":
-        t = rolling_night(rnd, root, scale)
-    elif kind == "sarama-refused":
-        t = refused_night(rnd, root, scale)
+    plays = {"pulsar-dangling": pulsar_night, "kafka-outage": kafka_night, "sarama-stall": sarama_night,
+             "kafka-callback": callback_night, "kafka-rolling": rolling_night, "sarama-refused": refused_night}
+    if kind in plays:
+        t = plays[kind](rnd, root, scale)
     else:
         which = rnd.choice(["pulsar", "kafka", "sarama"])
         t = {"pulsar": lambda: pulsar_night(rnd, root, scale, healthy=True),
