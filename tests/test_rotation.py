@@ -316,7 +316,9 @@ def test_pulsar_s_own_archive_names_and_a_live_segment_copied_without_its_time(c
     ins = {Path(i["path"]).name: i for i in split["inputs"]}
     assert ins[archive.name]["date_source"] == "date in the file name"
     assert ins[live.name]["first_ts"].startswith("2020-06-02T00:"), ins[live.name]
-    assert ins[live.name]["date_source"] == f"the rotated segment before it ({archive} ends 2020-06-01 23:59:59)"
+    # its own time (now) would put it years later: said, with what to do if that were right
+    assert ins[live.name]["date_source"].startswith(f"the rotated segment before it ({archive} ends 2020-06-01 23:59:59); "
+                                                    "its modification time would date it "), ins[live.name]["date_source"]
     assert [Path(i["path"]).name for i in split["inputs"]].index(archive.name) < [Path(i["path"]).name for i in split["inputs"]].index(live.name)
     assert [(f["id"], f["severity"], f["first_seen"], f["last_seen"]) for f in split["findings"]] == [
         (f["id"], f["severity"], f["first_seen"], f["last_seen"]) for f in whole["findings"]]
@@ -324,4 +326,11 @@ def test_pulsar_s_own_archive_names_and_a_live_segment_copied_without_its_time(c
     assert all(f["cause"] and f["cause"]["kind"] == "bundle-unload" for f in stuck)
     assert len(split["incidents"]) == len(whole["incidents"])
     text = cli("analyze", live, archive, *[tmp_path / f.name for f in others], "--tz", "UTC").out
-    assert "no unload in these logs" not in text and "2425" not in text and "days)" not in text
+    assert "no unload in these logs" not in text and " days)" not in text
+    assert f"pulsar-broker-1.log: dated as the continuation of {archive.name}; its file time would date it " in text.replace("\n  ", " ")
+    # with its time kept (a copy that preserves it), nothing to say
+    t = calendar.timegm(dt.datetime(2020, 6, 2, 1, 30).timetuple())
+    os.utime(live, (t, t))
+    kept = cli("analyze", live, archive, *[tmp_path / f.name for f in others], "--tz", "UTC", "--format", "json").json()
+    (i,) = [i for i in kept["inputs"] if Path(i["path"]).name == live.name]
+    assert i["date_source"] == f"the rotated segment before it ({archive} ends 2020-06-01 23:59:59)"

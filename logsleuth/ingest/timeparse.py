@@ -292,15 +292,13 @@ class FileClock:
             prev_tod = prev.hour * 3600 + prev.minute * 60 + prev.second + prev.microsecond / 1e6
             base = prev.date() + dt.timedelta(days=0 if self.first_tod >= prev_tod - 1 else 1)
             self.date_source = f"the rotated segment before it ({self.follows_name} ends {prev:%Y-%m-%d %H:%M:%S})"
-        elif self.mtime is not None and self.last_naive is not None:
-            import zoneinfo
-
-            m = dt.datetime.fromtimestamp(self.mtime, zoneinfo.ZoneInfo(self.effective_zone)).replace(tzinfo=None)
-            last = dt.datetime.combine(m.date(), self.last_naive.time())
-            if last > m + dt.timedelta(minutes=1):
-                last -= dt.timedelta(days=1)
-            last_date = last.date()
-            base = last_date - dt.timedelta(days=(self.last_naive.date() - PROVISIONAL).days)
+            by_mtime = self._mtime_base()
+            if by_mtime is not None and by_mtime != base:  # a copy without its time, or days without a line: said
+                days = (by_mtime - base).days
+                self.date_source += (f"; its modification time would date it {abs(days)} day{'s' if abs(days) != 1 else ''} "
+                                     f"{'later' if days > 0 else 'earlier'}")
+        elif (by_mtime := self._mtime_base()) is not None:
+            base = by_mtime
             self.date_source = "file modification time (dates the last line)"
         else:
             base, back = self._today_base()
@@ -312,6 +310,18 @@ class FileClock:
                 )
         self._shift_days = (base - PROVISIONAL).days
         return self._shift_days
+
+    def _mtime_base(self) -> dt.date | None:
+        """The first day of a time-only file whose modification time dates its last line."""
+        if self.mtime is None or self.last_naive is None:
+            return None
+        import zoneinfo
+
+        m = dt.datetime.fromtimestamp(self.mtime, zoneinfo.ZoneInfo(self.effective_zone)).replace(tzinfo=None)
+        last = dt.datetime.combine(m.date(), self.last_naive.time())
+        if last > m + dt.timedelta(minutes=1):
+            last -= dt.timedelta(days=1)
+        return last.date() - dt.timedelta(days=(self.last_naive.date() - PROVISIONAL).days)
 
     def _today_base(self) -> tuple[dt.date, int]:
         """The first day of a time-only file that has no date but today (stdin): today in the

@@ -6,6 +6,7 @@ top) and the routine ones (clocks in step, rotated segments joined: shown with `
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,7 +134,12 @@ def reading_notes(a: Analysis, short=visible) -> Notes:
                 out.routine.append(full)
             else:
                 out.warnings.append((_skew_short(name, sk), full))
-        if r.date_source and ("modification time" in r.date_source or r.date_source.startswith("today")):
+        if r.date_source and r.date_source.startswith("the rotated segment before it") and "would date it" in r.date_source:
+            m = re.match(r"the rotated segment before it \((.*) ends [^)]*\); its modification time would date it (.*)$", r.date_source)
+            short_t = (f"{name}: dated as the continuation of {visible(Path(m.group(1)).name)}; its file time would date it "
+                       f"{m.group(2)} (give --date if that is right)") if m else f"{name}: time-only stamps dated by {r.date_source}"
+            out.warnings.append((short_t, f"{name}: time-only stamps dated by {visible(r.date_source)}; give --date if that is right"))
+        elif r.date_source and ("modification time" in r.date_source or r.date_source.startswith("today")):
             timed = r.first_ts is not None and r.last_ts is not None
             hint = None if not timed or _overlaps(r.name, r.first_ts, r.last_ts, spans) else _date_hint(a, r.name, r.first_ts, r.last_ts, spans)
             if hint:
