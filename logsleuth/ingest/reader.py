@@ -882,30 +882,29 @@ def iter_read(
     if not opts.one_of_many:
         _warn_unmatched_globs(opts, [s.name for s in sources if s.error is None])
     sources, before = segments_in_order(sources)
-    ends: dict[str, tuple[threading.Event, list]] = {s.name: (threading.Event(), []) for s in sources if s.name in before.values()}
+    # the end of each segment another segment continues: set once it is read (or failed)
+    ended = {name: threading.Event() for name in before.values()}
+    last_ts: dict[str, dt.datetime] = {}
 
     def one(src: Source) -> tuple[InputReport, pl.DataFrame, BaseException | None]:
         try:
             return _one(src)
         finally:
-            if src.name in ends:  # the next segment of its log may be waiting for where this one ends
-                ends[src.name][1].append(_last_ts.get(src.name))
-                ends[src.name][0].set()
-
-    _last_ts: dict[str, object] = {}
+            if src.name in ended:
+                ended[src.name].set()
 
     def _one(src: Source) -> tuple[InputReport, pl.DataFrame, BaseException | None]:
         prev = before.get(src.name)
         if prev is not None:  # read after the segment before it (an earlier input: no deadlock)
-            ends[prev][0].wait()
-            if ends[prev][1] and ends[prev][1][0] is not None:
-                src.follows = (ends[prev][1][0], prev)
+            ended[prev].wait()
+            if prev in last_ts:
+                src.follows = (last_ts[prev], prev)
         try:
             if src.error is not None:
                 raise LogsleuthError(src.error)
             recs, rep = read_source(src, opts, select, reduce, process, texts.sink(src.name) if texts is not None else None, hold() if hold else None)
             if rep.last_ts is not None:
-                _last_ts[src.name] = rep.last_ts
+                last_ts[src.name] = rep.last_ts
             return rep, recs, None
         except LogsleuthError as e:  # this input only (not there, unreadable, not text, damaged)
             if texts is not None:
