@@ -60,6 +60,26 @@ def test_an_in_process_cluster_on_every_sample(sample):
     _same(_dask(*args), _dask(*args, "--engine", "dask", "--scheduler", "threads"))
 
 
+def test_a_rotated_time_only_segment_is_dated_from_the_one_before_as_a_plain_run_dates_it(tmp_path):
+    """Pulsar's own rollover: the archive dated by its name, the live segment (copied without its
+    time) continuing from where the archive ends; on a cluster its task is told that end (it was
+    dated by its file time there, years off)."""
+    import gzip
+
+    src = SAMPLES / "pulsar-incident" / "pulsar-broker-1.2020-06-01.log"
+    lines = src.read_text().splitlines(keepends=True)
+    cut = next(i for i, x in enumerate(lines) if x.startswith("00:"))
+    (tmp_path / "pulsar-broker-1.log-06-01-2020-1.log.gz").write_bytes(gzip.compress("".join(lines[:cut]).encode()))
+    (tmp_path / "pulsar-broker-1.log").write_text("".join(lines[cut:]))
+    for f in ("client-orders-7d9f.log", "client-billing-1b7e.log"):
+        shutil.copy(SAMPLES / "pulsar-incident" / f, tmp_path / f)
+    args = ["analyze", "--tz", "UTC", "-f", "json", tmp_path]
+    plain, clustered = _dask(*args), _dask(*args, "--engine", "dask", "--scheduler", "threads")
+    _same(plain, clustered)
+    (live,) = [i for i in clustered.json()["inputs"] if i["path"].endswith("/pulsar-broker-1.log")]
+    assert live["first_ts"].startswith("2020-06-02T00:") and live["date_source"].startswith("the rotated segment before it"), live
+
+
 def test_the_postmortem_report_with_what_else_changed(tmp_path):
     """Markdown and HTML also count the unrecognised lines per template ('what else changed'):
     each worker counts its input's, the driver merges them."""

@@ -571,6 +571,28 @@ def layout_notes(report: InputReport, det: Detection) -> None:
 SPLITTABLE_ENVELOPES_NOT = ("cri",)  # its partial lines are joined across lines: a range could start inside one
 
 
+def head_detection(src: Source, opts: ReadOptions):
+    """The envelope and layout a plain read of ``src`` detects on its head (its first chunk), or
+    None when it is not plain text."""
+    from logsleuth.ingest.sources import binary_kind
+
+    data, tail, stats = _first_chunk(src, opts)
+    if binary_kind(data[:8192]):
+        return None
+    raw, _ = split_chunk(data, tail, stats)
+    return detect(raw.head(SAMPLE_LINES).to_list(), list(builtin_layouts()), opts.layout_for(src.name))
+
+
+def _first_chunk(src: Source, opts: ReadOptions) -> tuple[bytes, int, ReadStats]:
+    stats = ReadStats()
+    chunks = line_chunks(src, stats, opts.chunk_bytes)
+    try:
+        data, tail = next(chunks, (b"", 0))
+    finally:
+        chunks.close()
+    return data, tail, stats
+
+
 def byte_ranges(src: Source, opts: ReadOptions, size: int, split_size: int) -> list[Span] | str:
     """A big file's byte ranges, each to be read by a task of its own (``--split-size``), or why
     it is read whole: compressed or in a wide encoding (no byte offset is a line start), or a CRI
@@ -580,12 +602,7 @@ def byte_ranges(src: Source, opts: ReadOptions, size: int, split_size: int) -> l
     from logsleuth.ingest.sources import Span, binary_kind, not_plain
 
     probe = Source(src.name, src.path, remote=src.remote, storage_options=src.storage_options, span=Span(0, 0, size, None))
-    stats = ReadStats()
-    chunks = line_chunks(probe, stats, opts.chunk_bytes)
-    try:
-        data, tail = next(chunks, (b"", 0))
-    finally:
-        chunks.close()
+    data, tail, stats = _first_chunk(probe, opts)
     head = data[:65536]
     why = not_plain(head)
     if why is not None:

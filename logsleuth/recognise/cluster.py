@@ -73,6 +73,7 @@ class Task:
     size: int
     from_directory: bool
     span: object | None = None  # one byte range of the input (ingest/sources.Span), or None: all of it
+    follows: tuple | None = None  # a rotated segment's: (when the segment before it ends, its name), for time-only stamps
 
     @property
     def key(self) -> tuple[int, int]:
@@ -142,8 +143,11 @@ def _source(task: Task, storage_options: dict):
     from logsleuth.ingest.sources import Source
 
     if task.url is not None:
-        return Source(task.name, None, remote=task.url, storage_options=storage_options, span=task.span)
-    return Source(task.name, Path(task.path or task.name), span=task.span)
+        src = Source(task.name, None, remote=task.url, storage_options=storage_options, span=task.span)
+    else:
+        src = Source(task.name, Path(task.path or task.name), span=task.span)
+    src.follows = task.follows
+    return src
 
 
 def _store_fs(store: str, storage_options: dict):
@@ -374,6 +378,7 @@ class Plan:
         worker_opts = dataclasses.replace(opts, progress=None, failed=[], one_of_many=True, machine_zone=opts.machine_zone or local_zone(),
                                           storage_options=storage_options)
         calls = side_by_side or (lambda cs: [fn(*args) for fn, *args in cs])
+        inputs = chained(inputs, worker_opts, storage_options, calls)
         tasks = [r for t in inputs for r in split(t, worker_opts, split_size, storage_options, calls)]
         return cls(planned, tasks, worker_opts, packs, store, storage_options, templates)
 
@@ -386,6 +391,37 @@ class Plan:
                 raise RunError(o.error or "a worker failed")
         return _gathered(self.planned, {(o.index, o.range): o for o in outcomes}, opts or dataclasses.replace(self.opts, one_of_many=False),
                          self.packs, flt or EventFilter(), self.store, self.storage_options)
+
+
+def chained(inputs: list[Task], opts: ReadOptions, storage_options: dict, side_by_side) -> list[Task]:
+    """A rotated log's time-only segments without a date of their own (in their name or from --date)
+    continue from where the segment before ends, as in a plain run (reader.iter_read): the segments
+    before such a segment are scanned first, one after the other (a pass without matching each), and
+    its task is told that end. Other inputs are left as they are."""
+    from logsleuth.ingest import rotation
+    from logsleuth.ingest.reader import head_detection
+    from logsleuth.ingest.timeparse import FileClock, date_from_filename
+
+    sets = rotation.group([t.name for t in inputs])
+    if not sets:
+        return inputs
+    by_name = {t.name: t for t in inputs}
+    for segs in sets.values():
+        for k in range(1, len(segs)):
+            t = by_name[segs[k]]
+            if opts.date_for(t.name) or date_from_filename(t.name):
+                continue
+            try:
+                det = head_detection(_source(t, storage_options), opts)
+            except (LogsleuthError, OSError):
+                continue  # its task says what is wrong with it
+            if det is None or not FileClock(t.name, opts.zone_for(t.name)[0], det.layout.time).time_only:
+                continue
+            prev = by_name[segs[k - 1]]
+            (rep,) = side_by_side([(scan_task, prev, opts, __version__)])  # dated as its own read will be
+            if rep is not None and rep.last_ts is not None:
+                by_name[t.name] = dataclasses.replace(t, follows=(rep.last_ts, prev.name))
+    return [by_name[t.name] for t in inputs]
 
 
 def split(task: Task, opts: ReadOptions, split_size: int | None, storage_options: dict, side_by_side) -> list[Task]:
