@@ -166,3 +166,30 @@ def test_a_sarama_client_s_refused_sends_and_the_broker_s_crash_are_one_incident
     (inc,) = d["incidents"]
     assert sorted(inc["finding_ids"]) == ids and inc["headline"].startswith("Kafka broker node 1: crashed and restarted"), inc
     assert {"kind": "kafka node", "value": "1"} in inc["shares"]
+
+
+def test_sarama_s_logger_off_the_broker_is_the_address_its_error_names(cli, tmp_path):
+    """Only the application's lines (sarama's Logger at its default): the stall's broker is the
+    address in the returned error (the headline said "Kafka broker  black-holed"); an error that
+    names none gets a headline that says so."""
+    t0 = dt.datetime(2026, 1, 17, 2, 59, 0)
+    for error, broker in (("kafka: Failed to produce message to topic ledger: dial tcp 10.0.0.12:9092: i/o timeout", "10.0.0.12:9092"),
+                          ("kafka: client has run out of available brokers to talk to (Is your cluster reachable?)", None)):
+        rows = [f"{t0 + dt.timedelta(seconds=k):%Y/%m/%d %H:%M:%S} delivered to ledger/5 at offset {7000 + k}" for k in range(0, 50)]
+        rows.append(f"{t0 + dt.timedelta(seconds=49 + 121):%Y/%m/%d %H:%M:%S} send to ledger failed: {error}")
+        rows += [f"{t0 + dt.timedelta(seconds=400 + k):%Y/%m/%d %H:%M:%S} delivered to ledger/5 at offset {7100 + k}" for k in range(20)]
+        p = tmp_path / f"producer-{broker is not None}.log"
+        p.write_text("\n".join(rows) + "\n")
+        r = cli("analyze", p, "--tz", "UTC", "--format", "json")
+        assert r.code == 0, r
+        (f,) = r.json()["findings"]
+        (s,) = f["subjects"]
+        assert f["id"] == "sarama.retry-redial-stall" and s["broker"] == broker, s
+        assert s["topic_partition"] == "ledger/5" or broker is None, s  # (the out-of-brokers case names no partition yet)
+        assert abs(s["stall_seconds"] - 121) <= 1, s
+        (inc,) = r.json()["incidents"]
+        if broker:
+            assert inc["headline"] == f"Kafka broker {broker} black-holed: sarama sends stalled" and broker in f["title"], inc
+        else:
+            assert inc["headline"] == "sarama sends stalled: a Kafka broker not named in these logs", inc
+            assert "  " not in inc["headline"] + inc["now"]

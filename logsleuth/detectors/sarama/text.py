@@ -265,7 +265,8 @@ def root_cause(inc: Incident, t: Timing, cmp: Comparison, aft: dict) -> str:
 def title(inc: Incident, t: Timing) -> str:
     what = "black-holed" if inc.kind == "blackhole" else "refused/closed" if inc.kind == "refused" else "silent (mute)"
     return f"sarama send stalled {_stall_text(inc, t)} on {_tps_text(inc.tps)}: " + (
-        f"broker {what} (from the application's lines; sarama's Logger was off)" if inc.unseen else f"broker {_broker_text(inc.broker)} {what}"
+        f"broker {safe(inc.broker) + ' ' if inc.broker else ''}{what} (from the application's lines; sarama's Logger was off)"
+        if inc.unseen else f"broker {_broker_text(inc.broker)} {what}"
     )
 
 
