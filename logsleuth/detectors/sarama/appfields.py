@@ -7,8 +7,8 @@ zap's ``"latency":63.2`` (seconds), zerolog's ``"elapsed":63200.5`` (millisecond
 
 The application writes these lines, not sarama, so no pack can know their words: the shapes read
 here are the common ones (``partition 3``, ``partition=3``, ``"partition":3``, ``orders/3`` or
-``orders-3`` for a topic sarama's own lines name), and a line that names none of them is simply
-not tied to a partition.
+``orders-3`` for a topic sarama's own lines name, ``delivered to orders/3`` for any topic), and a
+line that names none of them is simply not tied to a partition.
 
 Which of the application's lines are deliveries (``delivery``): a line that says a send got through —
 it names a partition or an offset, or says delivered / sent / produced / published / wrote / written /
@@ -45,6 +45,7 @@ TOPIC_RE = r"""(?i)["']?\btopic["']?\s*[:=]?\s*["']?([A-Za-z0-9._-]+)"""
 # the words of a line that says a send got through, and of one that says it did not
 DELIVERY_RE = r"(?i)\b(?:deliver(?:ed|y|ies)?|sent|produced|published|wrote|written|stored|ack(?:ed|nowledged)|offsets?|partitions?)\b"
 OFFSET_RE = r"""(?i)["']?\boffset["']?\W{0,3}\d+"""
+SENT_TO_TP_RE = r"(?i)\b(?:delivered|sent|produced|published|written|wrote)\b[^/\n]{0,40}?\b(?:to|on|into)\s+([A-Za-z0-9._-]+)/(\d+)\b"
 NOT_DELIVERED_RE = (
     r"(?i)\b(?:fail\w*|errors?|unable|could ?n[o']t|cannot|can't|timed? ?out|timeout|refused|retrying|dropp\w*|discard\w*"
     r"|not (?:delivered|sent|produced|published|written|acked))\b"
@@ -65,6 +66,10 @@ def with_app_fields(df: pl.DataFrame, topics: list[str]) -> pl.DataFrame:
         tp_re = rf"(?:^|[^A-Za-z0-9._-])({alt})[/-](\d+)\b"
         part = pl.coalesce(part, raw.str.extract(tp_re, 2).cast(pl.Int64, strict=False))
         topic = pl.coalesce(topic, raw.str.extract(tp_re, 1))
+    # 'delivered to ledger/5', 'sent to orders/3 at offset 9' (sarama's own topic/partition notation)
+    # when no sarama line names the topic (its Logger off)
+    part = pl.coalesce(part, raw.str.extract(SENT_TO_TP_RE, 2).cast(pl.Int64, strict=False))
+    topic = pl.coalesce(topic, raw.str.extract(SENT_TO_TP_RE, 1))
     first = pl.col("msg").fill_null("").str.split("\n").list.first()
     said = (first.str.contains(DELIVERY_RE) | raw.str.contains(OFFSET_RE) | part.is_not_null()) & ~first.str.contains(NOT_DELIVERED_RE)
     return df.with_columns(
