@@ -158,7 +158,7 @@ def group(findings: list[Finding]) -> list[Incident]:
     by_key: dict[tuple, list] = {}
     # a finding declared `bridge = false` (the shedder's summary of many unloads) joins an incident
     # it shares a key with but does not tie two incidents together: it is attached afterwards
-    joins: list[int] = [i for i, f in enumerate(findings) if r.findings.get(f.id, {}).get("bridge", True) is False]
+    joins = {i for i, f in enumerate(findings) if r.findings.get(f.id, {}).get("bridge", True) is False}
     for i, ks in enumerate(keyed):
         if i in joins:
             continue
@@ -181,7 +181,7 @@ def group(findings: list[Finding]) -> list[Incident]:
                 run_end = max(run_end, a1)
             else:
                 run_end, run_first, run_first_span = a1, i, (a0, a1)
-    for i in joins:  # the worst incident (lowest finding) it shares a key with, in time
+    for i in sorted(joins):  # the worst incident (lowest finding) it shares a key with, in time
         best = None
         for k, a0, a1 in keyed[i]:
             if a0 is None or a1 is None:

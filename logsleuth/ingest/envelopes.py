@@ -107,7 +107,8 @@ def fixed_stamps(lines: pl.Series) -> bool:
     return lines.len() > 0 and lines.str.contains(FIXED_TS_RE).sum() >= 0.5 * lines.len()
 
 
-def _json_shape(lines: list[str], min_share: float = 0.5) -> dict | None:
+def _json_objects(lines: list[str]) -> list[dict]:
+    """The lines that are JSON objects, parsed."""
     objs = []
     for x in lines:
         s = x.strip()
@@ -119,7 +120,14 @@ def _json_shape(lines: list[str], min_share: float = 0.5) -> dict | None:
             continue
         if isinstance(o, dict):
             objs.append(o)
-    if not objs or len(objs) < min_share * len(lines) or len(objs) < 2 and min_share < 0.5:
+    return objs
+
+
+def _json_shape(lines: list[str], min_share: float = 0.5, min_objects: int = 1) -> dict | None:
+    """The keys of the JSON objects among ``lines`` when at least ``min_share`` of the lines and
+    ``min_objects`` lines are such objects."""
+    objs = _json_objects(lines)
+    if len(objs) < max(min_objects, 1) or len(objs) < min_share * len(lines):
         return None
 
     def pick(keys: tuple[str, ...], want_str: bool = True) -> str | None:
@@ -180,14 +188,14 @@ def candidates(sample: list[str]) -> list[Envelope]:
         # JSON inside the JSON (zap's lines in docker's json-file): two such lines in the head are
         # enough (a Go service's std-log lines may far outnumber them); unwrapping it costs a pass
         # over the lines, so only a file that shows some pays it
-        inner = _json_shape(_texts(lines, shape["json_text"]), min_share=0.0)
+        inner = _json_shape(_texts(lines, shape["json_text"]), min_share=0.0, min_objects=2)
         if inner:
             out.append(Envelope(ansi=ansi, **shape, nested=Envelope(**inner)))
         out.append(Envelope(ansi=ansi, **shape))
     else:
         # a few structured logger's objects (with a level) among plain lines: a zap application
         # beside sarama's std logger; the other lines pass through unchanged
-        few = _json_shape(lines, min_share=0.0)
+        few = _json_shape(lines, min_share=0.0, min_objects=2)
         if few and few["json_level"]:
             out.append(Envelope(ansi=ansi, **few))
     out.append(Envelope(ansi=ansi))
@@ -196,15 +204,7 @@ def candidates(sample: list[str]) -> list[Envelope]:
 
 def _texts(lines: list[str], key: str) -> list[str]:
     """The text under ``key`` of each JSON line (for JSON inside JSON)."""
-    out = []
-    for x in lines:
-        try:
-            o = json.loads(x)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(o, dict) and isinstance(o.get(key), str) and o[key].strip():
-            out.append(o[key].strip())
-    return out
+    return [o[key].strip() for o in _json_objects(lines) if isinstance(o.get(key), str) and o[key].strip()]
 
 
 def _path(key: str) -> str:

@@ -9,7 +9,6 @@ the shape of the chain the timing model needs.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import polars as pl
@@ -18,7 +17,7 @@ from logsleuth.detectors.sarama.app_only import _unseen_kind
 from logsleuth.detectors.sarama.chain import (
     OPENING_EVENTS, _brokers_seen, _delivering_retry, _first_line, _has, _log_starts_inside, _net_kind, _net_token,
 )
-from logsleuth.detectors.sarama.appfields import figure as app_figure, success_col
+from logsleuth.detectors.sarama.appfields import error_address, figure as app_figure, success_col
 from logsleuth.detectors.sarama.client import Episode
 
 DELIVERY_SLACK_S = 5.0  # a delivery this soon after the recovery line is the stall's true end (else the recovery is)
@@ -198,7 +197,7 @@ def _read(path: str, df: pl.DataFrame, seg: pl.DataFrame, unseen: bool, pre: dic
             counts[r["address"]] = counts.get(r["address"], 0) + 1
         broker = max(counts, key=lambda a: (counts[a], -list(counts).index(a)))
     if broker is None and unseen:  # sarama's Logger off: the address the returned error names, if any
-        broker = _error_address(_first_line(err_row["msg"]) if err_row else None)
+        broker = error_address(_first_line(err_row["msg"]) if err_row else None)
     node = next((r["node"] for r in all_rows if _has(r, "sarama_broker_closing") and r.get("node") is not None), None)
     if ep is not None:  # the client model knows the broker by all its names
         broker = broker if broker in ep.broker.addresses else ep.broker.name if (ep.broker.addresses or ep.broker.ips) else broker
@@ -251,16 +250,6 @@ def _read(path: str, df: pl.DataFrame, seg: pl.DataFrame, unseen: bool, pre: dic
         seen_brokers=seen_brokers, several=several, delivered=delivered, first_error=first_error, tps=tps,
         first_tok=first_tok, shape=shape, end_bound=end_bound, episode=ep, tps_from=tps_from,
     )
-
-
-_ERROR_ADDRESS = re.compile(r"dial tcp (\S+?:\d+)|(?:read|write) tcp \S+?->(\S+?:\d+)")
-
-
-def _error_address(msg: str | None) -> str | None:
-    """The broker a Go net error names: ``dial tcp 10.0.0.12:9092: i/o timeout`` -> 10.0.0.12:9092,
-    ``read tcp a->b: i/o timeout`` -> b."""
-    m = _ERROR_ADDRESS.search(msg or "")
-    return (m.group(1) or m.group(2)) if m else None
 
 
 def _quiet_partitions(df: pl.DataFrame, body: list[dict], stall_rows: list[dict]) -> list[str]:
