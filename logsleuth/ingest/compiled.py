@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import os
 from types import ModuleType
+from typing import TYPE_CHECKING
 
-import numpy as np
 import polars as pl
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _missing = object()
 _module: object = _missing
@@ -50,6 +53,8 @@ def module() -> ModuleType | None:
 
 
 def _u64(buf: bytes) -> np.ndarray:
+    import numpy as np  # only when the core reads (numpy costs a start-up that a plain run does not need)
+
     return np.frombuffer(buf, dtype="<u8")
 
 
@@ -67,7 +72,7 @@ class Chunk:
         self.record_lines = record_lines
         self.lines = lines
         self.n_records = len(record_lines) // 8
-        self.wanted = pl.Series("rid", _u64(wanted).astype(np.int64) + rid_base)
+        self.wanted = pl.Series("rid", _u64(wanted).astype("int64") + rid_base)
 
     def start_rids(self) -> pl.DataFrame:
         """``{rid}`` of every record (what ``lines.filter(is_start).select("rid")`` is on the Polars path)."""
@@ -80,6 +85,8 @@ class Chunk:
 
     def frame(self, rids: pl.Series, heads_only: bool = False) -> pl.DataFrame:
         """The lines of the records ``rids`` (ascending), or only their first lines."""
+        import numpy as np
+
         local = (rids.to_numpy().astype(np.int64) - self.rid_base).astype("<u8")
         joined, idx, rec, first = self._mod.lines_of(self.buf, self.line_starts, self.record_lines, local.tobytes(), heads_only)
         raw = pl.read_lines(joined, name="raw").to_series() if joined else pl.Series("raw", [], dtype=pl.String)
