@@ -1,119 +1,119 @@
 """pulsar.load-shedding: bundle unloads the load manager ordered, per broker it shed load from,
 with their cadence and the resource that was over its threshold — context for the findings that
-unloads cause (see pulsar.dangling-producer-future). docs/findings/pulsar.load-shedding.md."""
+unloads cause (see pulsar.dangling-producer-future). The verdict and the words are in
+pulsar.load-shedding.toml beside this file; see docs/findings/pulsar.load-shedding.md."""
 
 from __future__ import annotations
 
 import datetime as dt
 import re
 import statistics
+from dataclasses import dataclass, field
 
 import polars as pl
 
-from logsleuth.detectors.base import Context, Detector, evidence, fmt_duration, fmt_time, plural, rows, safe, segment_of
+from logsleuth.detectors.base import Context, Detector, evidence, rows, segment_of
 from logsleuth.detectors.finding import Finding
+from logsleuth.detectors.verdict import Verdict
 
-FREQUENT = dt.timedelta(minutes=60)  # unloads more often than this, repeatedly, deserve attention
+VERDICT = Verdict.load(__file__, "pulsar.load-shedding")
 _USAGE = re.compile(r"(\w+): ([\d.]+)%")
 
 
-def _resource(detail: str | None) -> tuple[str | None, float | None]:
+@dataclass
+class SheddingFacts:
+    """The unloads the shedder ordered from one broker."""
+
+    broker: str
+    unloads: int  # '[…] Unloading bundle' decisions
+    bundles: list[str]  # distinct bundles, sorted
+    first: dt.datetime | None
+    last: dt.datetime | None
+    cadence_s: float | None  # median seconds between unloads
+    frequent: bool  # frequent_count or more, a median of less than frequent_cadence_s apart
+    strategy: str  # the decision line's detail (the shedder's words)
+    usage_pct: float | None = None  # the highest usage the shedder logged for this broker, in percent
+    threshold_pct: float | None = None
+    average_pct: float | None = None  # ThresholdShedder: the cluster average
+    resource: str | None = None  # 3.x: the resource with the highest usage
+    unload_rows: list[dict] = field(default_factory=list, repr=False)
+    attempt_row: dict | None = field(default=None, repr=False)
+
+
+def _resource(detail: str | None) -> str | None:
     """3.x printResourceUsage(): the resource with the highest usage."""
-    if not detail:
-        return None, None
-    found = [(name, float(v)) for name, v in _USAGE.findall(detail)]
-    if not found:
-        return None, None
-    return max(found, key=lambda x: x[1])
+    found = [(name, float(v)) for name, v in _USAGE.findall(detail or "")]
+    return max(found, key=lambda x: x[1])[0] if found else None
 
 
-def run(ctx: Context) -> list[Finding]:
+def _usage(at: pl.DataFrame) -> dict:
+    """The highest usage the shedder logged for a broker, in percent (2.x prints fractions then '%')."""
+    if at.height == 0:
+        return {}
+    last = at.sort("usage_pct", descending=True, nulls_last=True).row(0, named=True)
+    u, th, avg = last["usage_pct"], last["threshold_pct"], last.get("average_pct")
+    if u is not None and u <= 1.0 and (th is None or th <= 1.0):
+        u, th, avg = u * 100, (th * 100 if th is not None else None), (avg * 100 if avg is not None else None)
+    return {"usage_pct": u, "threshold_pct": th if u is not None else None, "average_pct": avg if u is not None else None,
+            "resource": _resource(last["detail"])}
+
+
+def facts(ctx: Context) -> list[SheddingFacts]:
     ev = ctx.system("pulsar")
     shed = ev.filter(pl.col("event") == "shedder_unloading")
     if shed.height == 0:
         return []
     attempts = ev.filter(pl.col("event") == "shed_attempt")
-    out: list[Finding] = []
+    th = VERDICT.thresholds
+    out = []
     for (target,), grp in shed.sort("ts").group_by("broker", maintain_order=True):
         grp_rows = rows(grp)
         times = [r["ts"] for r in grp_rows if r["ts"] is not None]
         gaps = [(b - a).total_seconds() for a, b in zip(times, times[1:])]
         cadence = statistics.median(gaps) if gaps else None
         at = attempts.filter(pl.col("broker") == target)
-        usage_txt = None
-        resource = None
-        if at.height:
-            last = at.sort("usage_pct", descending=True, nulls_last=True).row(0, named=True)  # the highest usage it logged
-            u, th, avg = last["usage_pct"], last["threshold_pct"], last.get("average_pct")
-            if u is not None and u <= 1.0 and (th is None or th <= 1.0):
-                u = u * 100  # 2.x prints fractions followed by '%'
-                th = th * 100 if th is not None else None
-                avg = avg * 100 if avg is not None else None
-            resource, _ = _resource(last["detail"])
-            if avg is not None and th is not None:  # ThresholdShedder: over the cluster average by more than the threshold
-                usage_txt = f"{u:.0f}% > average {avg:.0f}% + threshold {th:.0f}%"
-            else:
-                usage_txt = f"{u:.0f}%" + (f" > threshold {th:.0f}%" if th is not None else "")
-        bundles = sorted({r["bundle"] for r in grp_rows})
-        frequent = len(times) >= 3 and cadence is not None and cadence < FREQUENT.total_seconds()
-        sev = "low" if frequent else "info"
-        n = len(grp_rows)
-        # 'unloaded 3 bundles' when three were; one bundle unloaded twice is '1 bundle, 2 times'
-        what = plural(n, "bundle") if len(bundles) == n else f"{plural(len(bundles), 'bundle')} {n} times"
-        title = f"Load shedding unloaded {what} from broker {safe(target)}" + (
-            f" every ~{fmt_duration(cadence)}" if cadence else ""
-        )
-        why = f"resource usage up to {usage_txt}" if usage_txt else "the shedder's reason is not in the logs"
-        if resource:
-            why += f" (highest: {resource})"
-        root = (
-            f"The load manager's shedder ({safe(grp_rows[0]['detail'])}) found broker {safe(target)} overloaded ({why}) and unloaded "
-            f"{what} between {fmt_time(times[0] if times else None)} and {fmt_time(times[-1] if times else None)}"
-            + (f", a median of {fmt_duration(cadence)} apart" if cadence else "")
-            + ". Every unload disconnects the bundle's producers and consumers, which must look the topic up and reconnect; "
-            "on Pulsar 2.4–2.5.1 a reconnect that lands mid-unload can leave a producer stuck (see pulsar.dangling-producer-future)."
-        )
-        subjects = [
-            {"bundle": r["bundle"], "at": r["ts"], "broker": r["broker"], "path": r["path"], "line": int(r["line"])}
-            | ({"file": segment_of(r)} if segment_of(r) else {})
-            for r in grp_rows
-        ]
-        evid = [evidence(r, "unload decision") for r in grp_rows[:8]]
-        if at.height:
-            evid.insert(0, evidence(at.sort("ts").row(0, named=True), "the shedder finds the broker overloaded"))
-        reasons = [f"+ {len(grp_rows)} '[…] Unloading bundle' {'decision' if len(grp_rows) == 1 else 'decisions'} by the load manager"]
-        if usage_txt:
-            reasons.append(f"+ the shedder logged the usage that triggered it ({usage_txt})")
-        out.append(
-            Finding(
-                id="pulsar.load-shedding",
-                severity=sev,
-                title=title,
-                root_cause=root,
-                confidence=0.9 if usage_txt else 0.75,
-                confidence_reasons=reasons,
-                first_seen=times[0] if times else None,
-                last_seen=times[-1] if times else None,
-                subjects=subjects,
-                cause={"kind": "overload", "broker": target, "usage": usage_txt, "resource": resource, "cadence_s": cadence, "bundles": bundles},
-                evidence=evid,
-                remediation=[
-                    f"Find out why broker {safe(target)} runs over the threshold ({resource or 'CPU, memory, direct memory or bandwidth'}): add capacity or spread the bundles (split hot bundles).",
-                    "If unloads keep disrupting clients, raise loadBalancerBrokerOverloadedThresholdPercentage or lengthen loadBalancerSheddingIntervalMinutes / loadBalancerSheddingGracePeriodMinutes; loadBalancerSheddingEnabled=false stops it altogether.",
-                    "On Pulsar 2.4–2.5.1 upgrade to 2.5.2+ first: there every shedding cycle can strand reconnecting producers.",
-                ],
-                references=["Pulsar load manager: ModularLoadManagerImpl / OverloadShedder / ThresholdShedder"],
-                ruled_out=[],
-                details={"unloads": len(grp_rows), "cadence_s": cadence},
-            )
-        )
+        out.append(SheddingFacts(
+            broker=target, unloads=len(grp_rows), bundles=sorted({r["bundle"] for r in grp_rows}),
+            first=times[0] if times else None, last=times[-1] if times else None, cadence_s=cadence,
+            frequent=len(times) >= th["frequent_count"] and cadence is not None and cadence < th["frequent_cadence_s"],
+            strategy=grp_rows[0]["detail"] or "", unload_rows=grp_rows,
+            attempt_row=at.sort("ts").row(0, named=True) if at.height else None, **_usage(at),
+        ))
     return out
 
 
-DETECTOR = Detector(
-    id="pulsar.load-shedding",
-    title="Pulsar load shedding: bundle unloads, their cadence and the resource over threshold",
-    systems=("pulsar",),
-    run=run,
-    doc="docs/findings/pulsar.load-shedding.md",
-)
+def finding(f: SheddingFacts) -> Finding:
+    v = VERDICT
+    evid = [evidence(r, v.note("unload", f)) for r in f.unload_rows[:8]]
+    if f.attempt_row is not None:
+        evid.insert(0, evidence(f.attempt_row, v.note("overloaded", f)))
+    confidence, reasons = v.confidence(f)
+    usage = v.phrase("usage", f) if f.usage_pct is not None else None
+    return Finding(
+        id=v.id,
+        severity=v.severity(f),
+        title=v.phrase("title", f),
+        root_cause=v.phrase("root_cause", f),
+        confidence=confidence,
+        confidence_reasons=reasons,
+        first_seen=f.first,
+        last_seen=f.last,
+        subjects=[
+            {"bundle": r["bundle"], "at": r["ts"], "broker": r["broker"], "path": r["path"], "line": int(r["line"])}
+            | ({"file": segment_of(r)} if segment_of(r) else {})
+            for r in f.unload_rows
+        ],
+        cause={"kind": "overload", "broker": f.broker, "usage": usage, "resource": f.resource, "cadence_s": f.cadence_s, "bundles": list(f.bundles)},
+        evidence=evid,
+        remediation=v.item_list("remediation", f),
+        references=v.item_list("references", f),
+        ruled_out=v.item_list("ruled_out", f),
+        details={"unloads": f.unloads, "cadence_s": f.cadence_s},
+    )
+
+
+def run(ctx: Context) -> list[Finding]:
+    return [finding(f) for f in facts(ctx)]
+
+
+DETECTOR = Detector(id=VERDICT.id, title=VERDICT.title, systems=("pulsar",), run=run, doc=VERDICT.doc, facts=SheddingFacts, verdict=VERDICT)
