@@ -1,6 +1,7 @@
 """kafka.callback-error: the application's own producer Callback threw. Kafka's ProducerBatch logs
 "Error executing user-provided callback on message for topic-partition '…'" with the exception's
-stack trace and carries on. See docs/findings/kafka.callback-error.md.
+stack trace and carries on. The verdict and the words are in kafka.callback-error.toml beside this
+file; see docs/findings/kafka.callback-error.md.
 
 One finding per client file; one subject per (exception class, topic-partition) with its count and
 the culprit: the first stack frame that is not Kafka, the JDK or a framework (the first
@@ -10,14 +11,19 @@ filtered; no loop over events).
 
 from __future__ import annotations
 
+import datetime as dt
 import re
+from dataclasses import dataclass, field
 
 import polars as pl
 
 from logsleuth.detectors.kafka import model as km
 from logsleuth.detectors.kafka import text as kt
-from logsleuth.detectors.base import Context, Detector, evidence, fmt_time, ordered_evidence, safe
+from logsleuth.detectors.base import Context, Detector, evidence, ordered_evidence
 from logsleuth.detectors.finding import Evidence, Finding
+from logsleuth.detectors.verdict import Verdict
+
+VERDICT = Verdict.load(__file__, "kafka.callback-error")
 
 # packages that are not the application: a frame in them is never the culprit
 LIBRARY_PREFIXES = (
@@ -86,135 +92,104 @@ def run(ctx: Context) -> list[Finding]:
     firsts = cb.join(subjects.select("first_i"), left_on="_i", right_on="first_i", how="semi")
     out = []
     for (path,), subj in subjects.partition_by(["path"], as_dict=True, maintain_order=True).items():
-        out.append(_finding(path, subj, firsts.filter(pl.col("path") == path), cb.filter(pl.col("path") == path)))
+        out.append(_finding(_facts(path, subj, firsts.filter(pl.col("path") == path), cb.filter(pl.col("path") == path))))
     return out
 
 
-def _finding(path: str, subj: pl.DataFrame, firsts: pl.DataFrame, all_cb: pl.DataFrame) -> Finding:
+@dataclass
+class CallbackFacts:
+    """The callback errors of one client file."""
+
+    path: str
+    total: int  # 'Error executing user-provided callback' records
+    first: dt.datetime | None
+    last: dt.datetime | None
+    exceptions: list[dict]  # {name, short, count}, the most frequent first
+    partitions: list[str]  # sorted
+    culprits: list[str]  # the first application frames, in subject order, each once
+    groups: int  # (exception, topic-partition) groups
+    groups_without_app: int  # groups with no application frame
+    with_trace: int  # records with a stack trace
+    failed_sends_inside: int  # records whose trace holds an expiry or buffer exception
+    client: str | None = None  # the client id when one produced them all
+    subjects: list[dict] = field(default_factory=list, repr=False)
+    details_groups: list[dict] = field(default_factory=list, repr=False)
+    first_rows: list[dict] = field(default_factory=list, repr=False)
+
+    @property
+    def culprit(self) -> str | None:
+        return self.culprits[0] if self.culprits else None
+
+    @property
+    def has_npe(self) -> bool:
+        return any(e["name"].endswith("NullPointerException") for e in self.exceptions)
+
+    @property
+    def shown_partitions(self) -> list[str]:
+        return self.partitions[: VERDICT.thresholds["shown_partitions_count"]]
+
+    @property
+    def shown_culprits(self) -> list[str]:
+        return self.culprits[: VERDICT.thresholds["shown_culprits_count"]]
+
+    @property
+    def by_exception(self) -> dict[str, int]:
+        return {e["name"]: e["count"] for e in self.exceptions}
+
+
+def _facts(path: str, subj: pl.DataFrame, firsts: pl.DataFrame, all_cb: pl.DataFrame) -> CallbackFacts:
     rows = list(subj.iter_rows(named=True))
-    total = int(subj["count"].sum())
-    first = subj["first_seen"].min()
-    last = subj["last_seen"].max()
-    with_app = [r for r in rows if r["culprit"]]
-    with_trace = int(subj["with_trace"].sum())
     by_exc: dict[str, int] = {}
     for r in rows:
         by_exc[r["exception"]] = by_exc.get(r["exception"], 0) + r["count"]
-    exc_txt = ", ".join(f"{safe(e.rsplit('.', 1)[-1])} ×{n}" for e, n in sorted(by_exc.items(), key=lambda x: -x[1]))
-    tps = sorted({r["topic_partition"] for r in rows})
-    culprits = []
+    culprits: list[str] = []
     for r in rows:
         if r["culprit"] and r["culprit"] not in culprits:
             culprits.append(r["culprit"])
     clients = sorted({r["client_id"] for r in rows if r["client_id"]})
-    who = f"producer {safe(clients[0])} in {safe(path)}" if len(clients) == 1 else safe(path)
-
-    story = (
-        f"The application's own send callback threw {kt.plural(total, 'time')} in {who} between "
-        f"{fmt_time(first)} and {fmt_time(last)} ({exc_txt}) on {kt.plural(len(tps), 'partition')} "
-        f"({', '.join(safe(t) for t in tps[:6])}{' …' if len(tps) > 6 else ''})."
+    return CallbackFacts(
+        path=path, total=int(subj["count"].sum()), first=subj["first_seen"].min(), last=subj["last_seen"].max(),
+        exceptions=[{"name": e, "short": e.rsplit(".", 1)[-1], "count": n} for e, n in sorted(by_exc.items(), key=lambda x: -x[1])],
+        partitions=sorted({r["topic_partition"] for r in rows}), culprits=culprits, groups=len(rows),
+        groups_without_app=sum(1 for r in rows if not r["culprit"]), with_trace=int(subj["with_trace"].sum()),
+        failed_sends_inside=all_cb.filter(pl.col("msg").str.contains(r"TimeoutException: Expiring|BufferExhaustedException")).height,
+        client=clients[0] if len(clients) == 1 else None,
+        subjects=[{"exception": r["exception"], "topic_partition": r["topic_partition"], "count": r["count"], "culprit": r["culprit"],
+                   "first_seen": r["first_seen"], "last_seen": r["last_seen"], "path": path, "client_id": r["client_id"] or None}
+                  for r in rows],
+        # per subject (same order): the full culprit frame, the exception message and any other culprits
+        details_groups=[{"exception": r["exception"], "topic_partition": r["topic_partition"], "culprit_frame": r["culprit_frame"],
+                         "message": r["message"], "other_culprits": [c for c in (r["culprits"] or []) if c != r["culprit"]]}
+                        for r in rows],
+        first_rows=list(firsts.head(MAX_EVIDENCE).iter_rows(named=True)),
     )
-    if culprits:
-        story += (
-            (f" The first application frame of the stack traces is {safe(culprits[0])}" if len(culprits) == 1
-             else " The first application frames of the stack traces are " + ", ".join(safe(c) for c in culprits[:4]))
-            + ". This is a bug in application code, not in Kafka: the producer caught the exception in "
-            "ProducerBatch, logged it and carried on. The send itself is not affected, but whatever the callback should "
-            "have done after it (acknowledge, record the offset, update state, release a permit) did not happen for "
-            "these records — the application silently stops acknowledging them."
-        )
-    else:
-        story += (
-            " No application frame is in the logged stack traces (" + (
-                "every frame is Kafka, the JDK or a framework" if with_trace else "no stack trace was logged"
-            ) + "), so the throwing method is not known; the callback is still application code that Kafka only calls."
-        )
-    conf = 0.9 if len(with_app) == len(rows) else (0.75 if with_app else 0.6)
-    reasons = [f"+ {total} × Kafka's own ProducerBatch line 'Error executing user-provided callback …'"]
-    if culprits:
-        reasons.append(f"+ the stack traces name application code first ({safe(culprits[0])})")
-    if len(with_app) < len(rows):
-        reasons.append(
-            f"- {len(rows) - len(with_app)} of {len(rows)} exception/partition groups have no application frame "
-            + ("(no stack trace logged)" if with_trace < total else "(only library frames)")
-        )
-    remediation = [
-        "Fix the callback: wrap the body of onCompletion in try/catch and log there; a callback runs on the producer's "
-        "I/O thread (kafka-producer-network-thread), so it must be fast and must not throw or block.",
-        "Reconcile what the failed callbacks should have recorded for these records: the send's own outcome is what the "
-        "callback's exception argument said (null: delivered); only the application's bookkeeping after it is missing.",
-    ]
-    if any(e.endswith("NullPointerException") for e in by_exc):
-        remediation.insert(
-            1,
-            "For a NullPointerException: when a send fails, onCompletion(metadata, exception) gets an exception and "
-            "metadata without an offset (null in old clients) — check exception != null before using metadata, and "
-            "null-check keys/values the callback reads.",
-        )
-    ruled_out = [
-        "A Kafka client bug: "
-        + ("the first non-library frame of every trace is application code" if len(with_app) == len(rows) and culprits else "Kafka only invokes the callback; the exception is the callback's own")
-    ]
-    failed_sends = all_cb.filter(pl.col("msg").str.contains(r"TimeoutException: Expiring|BufferExhaustedException"))
-    if failed_sends.height == 0:
-        ruled_out.append(
-            "The callback choking on a failed send: no expiry or buffer exception appears inside these traces"
-        )
 
+
+def _finding(f: CallbackFacts) -> Finding:
+    v = VERDICT
     evid: list[Evidence] = []
-    for r in firsts.head(MAX_EVIDENCE).iter_rows(named=True):
-        evid.append(evidence(r, f"first {r['exception'].rsplit('.', 1)[-1]} on {r['topic_partition']}"))
+    for r in f.first_rows:
+        evid.append(evidence(r, v.note("first", f, item={"short": r["exception"].rsplit(".", 1)[-1], "topic_partition": r["topic_partition"]})))
         if r.get("culprit_frame"):
-            evid.append(kt.quote(r, r"^\s*at (?:[\w.$-]+/)?" + re.escape(r["culprit_frame"]), f"culprit frame: {r['culprit']}"))
-    evid = ordered_evidence(evid, once=False)
-
-    subjects = [
-        {
-            "exception": r["exception"],
-            "topic_partition": r["topic_partition"],
-            "count": r["count"],
-            "culprit": r["culprit"],
-            "first_seen": r["first_seen"],
-            "last_seen": r["last_seen"],
-            "path": path,
-            "client_id": r["client_id"] or None,
-        }
-        for r in rows
-    ]
-    # per subject (same order): the full culprit frame, the exception message and any other culprits
-    groups = [
-        {
-            "exception": r["exception"],
-            "topic_partition": r["topic_partition"],
-            "culprit_frame": r["culprit_frame"],
-            "message": r["message"],
-            "other_culprits": [c for c in (r["culprits"] or []) if c != r["culprit"]],
-        }
-        for r in rows
-    ]
+            evid.append(kt.quote(r, r"^\s*at (?:[\w.$-]+/)?" + re.escape(r["culprit_frame"]), v.note("culprit", f, item={"frame": r["culprit"]})))
+    confidence, reasons = v.confidence(f)
     return Finding(
-        id="kafka.callback-error",
-        severity="high",
-        title=f"Application producer callback threw {total}× ({exc_txt}) — application code, not Kafka ({safe(path)})",
-        root_cause=story,
-        confidence=conf,
+        id=v.id,
+        severity=v.severity(f),
+        title=v.phrase("title", f),
+        root_cause=v.phrase("root_cause", f),
+        confidence=confidence,
         confidence_reasons=reasons,
-        first_seen=first,
-        last_seen=last,
-        subjects=subjects,
-        cause={"kind": "application-callback", "culprit": culprits[0] if culprits else None, "exceptions": by_exc},
-        evidence=evid,
-        remediation=remediation,
-        references=["org.apache.kafka.clients.producer.Callback#onCompletion (javadoc): runs on the producer's I/O thread"],
-        ruled_out=ruled_out,
-        details={"by_exception": by_exc, "partitions": tps, "records_with_stack_trace": with_trace, "groups": groups},
+        first_seen=f.first,
+        last_seen=f.last,
+        subjects=f.subjects,
+        cause={"kind": "application-callback", "culprit": f.culprit, "exceptions": f.by_exception},
+        evidence=ordered_evidence(evid, once=False),
+        remediation=v.item_list("remediation", f),
+        references=v.item_list("references", f),
+        ruled_out=v.item_list("ruled_out", f),
+        details={"by_exception": f.by_exception, "partitions": f.partitions, "records_with_stack_trace": f.with_trace, "groups": f.details_groups},
     )
 
 
-DETECTOR = Detector(
-    id="kafka.callback-error",
-    title="Kafka producer: the application's send callback threw",
-    systems=("kafka",),
-    run=run,
-    doc="docs/findings/kafka.callback-error.md",
-)
+DETECTOR = Detector(id=VERDICT.id, title=VERDICT.title, systems=("kafka",), run=run, doc=VERDICT.doc, facts=CallbackFacts, verdict=VERDICT)
