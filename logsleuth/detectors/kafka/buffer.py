@@ -8,22 +8,26 @@ per file and episode (the runs linked to it, so the count is the one kafka.broke
 states), and one per run linked to none. Without an episode, batches that expired with no logged
 cause in the 10 minutes before or during the run show the sender was not draining; else nothing:
 then the likely cause is a production rate above what buffer.memory absorbs, with lower confidence.
+The verdict and the words are in kafka.buffer-exhausted.toml beside this file.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass, field
 
 import polars as pl
 
 from logsleuth.detectors.kafka import model as km
 from logsleuth.detectors.kafka import text as kt
-from logsleuth.detectors.base import Context, Detector, fmt_duration, fmt_time, ordered_evidence, safe, sat_sum
+from logsleuth.detectors.base import Context, Detector, ordered_evidence, sat_sum
 from logsleuth.detectors.finding import Finding
+from logsleuth.detectors.verdict import Verdict
 
+VERDICT = Verdict.load(__file__, "kafka.buffer-exhausted")
 BUFFER_TEXT = r"Failed to allocate (?:memory|\d+ bytes) within the configured max blocking time"
 DEFAULT_MAX_BLOCK_MS = km.DEFAULT_MAX_BLOCK_MS
-EXPIRY_LOOKBACK = dt.timedelta(minutes=10)
+EXPIRY_LOOKBACK = dt.timedelta(seconds=VERDICT.thresholds["expiry_lookback_s"])
 
 
 def _mib(n: int | None) -> str:
@@ -32,12 +36,58 @@ def _mib(n: int | None) -> str:
     return f"{n / 1048576:.0f} MiB" if n >= 1048576 and n % 1048576 == 0 else f"{n:,} bytes"
 
 
-def run(ctx: Context) -> list[Finding]:
-    m = km.build(ctx)
-    if m is None or m.runs.height == 0:
-        return []
-    # the runs linked to one episode make one finding; a run linked to none makes its own
-    per = (
+VERDICT.filters.update({
+    "mib": _mib,
+    "thousands": lambda n: None if n is None else f"{int(n):,}",
+    "node_label": lambda ep: kt.node_label(ep) if ep else None,
+    "episode_facts": lambda ep: kt.episode_facts(ep) if ep else None,
+})
+
+
+@dataclass
+class BufferFacts:
+    """One finding's exhaustions: the runs of one file linked to one trouble episode, or one run
+    linked to none."""
+
+    path: str
+    count: int  # failed send()s (linked to an episode: the number kafka.broker-unreachable states)
+    first: dt.datetime | None
+    last: dt.datetime | None
+    exception_short: str  # BufferExhaustedException / TimeoutException, or 'the exception'
+    buffer_memory: int | None  # bytes, from the message (2.x+) or None
+    available_min: int | None  # the fewest bytes free a message states
+    max_block_ms: int | None
+    max_block_values: list[int]  # every max.block.ms value the file states
+    legacy: bool  # a client older than 2.1 (no delivery.timeout.ms)
+    drain: str  # why the buffer filled: 'episode' (a trouble episode before it), 'expired' (batches expired around it), 'none'
+    expired: int  # records expired (of the episode, or in the window around the run)
+    expired_batches: int
+    expired_scope: str | None  # 'cause' | 'window'
+    expired_first: dt.datetime | None = None
+    expired_last: dt.datetime | None = None
+    whole_expired: int = 0  # records with no logged cause in this file
+    whole_expired_batches: int = 0
+    metadata_timeouts: int = 0  # 'not present in metadata after N ms' in this file
+    episode: dict | None = None  # the trouble episode it is linked to (kafka model)
+    client_id: str | None = None
+    exception: str | None = None
+    request_bytes: int | None = None
+    runs: int = 1
+    first_row: dict = field(default_factory=dict, repr=False)
+    last_row: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def whole_same(self) -> bool:
+        return self.whole_expired == self.expired and self.whole_expired_batches == self.expired_batches
+
+    @property
+    def legacy_reference(self) -> str:
+        return kt.LEGACY_REFERENCE
+
+
+def _runs(m: km.Model) -> pl.DataFrame:
+    """The runs linked to one episode, merged; a run linked to none on its own."""
+    return (
         m.runs.sort(["first_seen", "run"], nulls_last=True)
         .with_columns(solo=pl.when(pl.col("ep").is_null()).then(pl.col("run")))
         .group_by(["path", "ep", "solo"], maintain_order=True)
@@ -57,180 +107,92 @@ def run(ctx: Context) -> list[Finding]:
             last_row=pl.col("last_row").last(),
         )
     )
+
+
+def facts(ctx: Context) -> tuple[km.Model | None, list[BufferFacts]]:
+    m = km.build(ctx)
+    if m is None or m.runs.height == 0:
+        return m, []
     eps_by_id = {r["ep"]: r for r in m.episodes.iter_rows(named=True)} if m.episodes.height else {}
     out = []
-    for r in per.iter_rows(named=True):
+    for r in _runs(m).iter_rows(named=True):
+        path = r["path"]
         ep = eps_by_id.get(r["ep"]) if r["ep"] is not None else None
         if ep is not None:
-            loss = km.loss_of(m, r["path"], ep["ep"])
-            scope = "cause"
+            loss, scope = km.loss_of(m, path, ep["ep"]), "cause"
         elif r["first_seen"] is not None:
-            loss = km.unlinked_expiries(m, r["path"], r["first_seen"] - EXPIRY_LOOKBACK, r["last_seen"])
-            scope = "window"
+            loss, scope = km.unlinked_expiries(m, path, r["first_seen"] - EXPIRY_LOOKBACK, r["last_seen"]), "window"
         else:
-            loss = {"expired_records": 0, "expired_batches": 0, "expired_first": None, "expired_last": None}
-            scope = None
-        out.append(_finding(m, r, ep, loss, scope))
-    return out
+            loss, scope = {"expired_records": 0, "expired_batches": 0, "expired_first": None, "expired_last": None}, None
+        expired = loss["expired_records"]
+        whole = km.loss_of(m, path, None) if ep is None and expired else {"expired_records": 0, "expired_batches": 0}
+        out.append(BufferFacts(
+            path=path, count=loss["failed_sends"] if scope == "cause" else r["count"],
+            first=r["first_seen"], last=r["last_seen"],
+            exception_short=(r["exception"] or "").rsplit(".", 1)[-1] or "the exception",
+            buffer_memory=r["buffer_memory"], available_min=r["available_min"], max_block_ms=r["max_block_ms"],
+            max_block_values=list(r["max_block_values"] or []), legacy=km.pre_2_1(m, path),
+            drain="episode" if ep is not None else ("expired" if expired else "none"),
+            expired=expired, expired_batches=loss["expired_batches"], expired_scope=scope if expired else None,
+            expired_first=loss.get("expired_first"), expired_last=loss.get("expired_last"),
+            whole_expired=whole["expired_records"], whole_expired_batches=whole["expired_batches"],
+            metadata_timeouts=m.kev.filter((pl.col("path") == path) & (pl.col("event") == "metadata_wait_timeout")).height,
+            episode=ep, client_id=r["client_id"] or ((ep.get("client") or None) if ep else None),
+            exception=r["exception"], request_bytes=r["request_bytes"], runs=r["runs"],
+            first_row=r["first_row"], last_row=r["last_row"],
+        ))
+    return m, out
 
 
-def _finding(m: km.Model, r: dict, ep: dict | None, loss: dict, scope: str | None) -> Finding:
-    path = r["path"]
-    legacy = km.pre_2_1(m, path)  # a client older than 2.1: no delivery.timeout.ms
-    n = loss["failed_sends"] if scope == "cause" else r["count"]  # the same number kafka.broker-unreachable states
-    expired, expired_batches = loss["expired_records"], loss["expired_batches"]
-    mb = r["max_block_ms"]
-    exc = (r["exception"] or "").rsplit(".", 1)[-1] or "the exception"
-    mem = f"buffer.memory = {_mib(r['buffer_memory'])}" if r["buffer_memory"] is not None else "buffer.memory"
-    avail = f", {r['available_min']:,} bytes free" if r["available_min"] is not None else ""
-    block = f"max.block.ms = {mb} ms" if mb is not None else "max.block.ms"
-    story = (
-        f"send() failed {kt.plural(n, 'time')} in {safe(path)} between {fmt_time(r['first_seen'])} and "
-        f"{fmt_time(r['last_seen'])} with {safe(exc)}: the producer's buffer ({mem}{avail}) stayed full for the whole "
-        f"{block}, so send() gave up. These records were never accepted by the producer: not delivered unless the "
-        "application retried them."
-    )
-    reasons = [f"+ {n} × Kafka's own text 'Failed to allocate … within the configured max blocking time …'"]
-    ruled_out: list[str] = []
-    evid = [
-        kt.quote(r["first_row"], BUFFER_TEXT, "first buffer exhaustion"),
-    ]
-    if n > 1:
-        evid.append(kt.quote(r["last_row"], BUFFER_TEXT, "last buffer exhaustion"))
+def finding(m: km.Model, f: BufferFacts) -> Finding:
+    v = VERDICT
+    ep = f.episode
+    evid = [kt.quote(f.first_row, BUFFER_TEXT, v.note("first", f))]
+    if f.count > 1:
+        evid.append(kt.quote(f.last_row, BUFFER_TEXT, v.note("last", f)))
     if ep is not None:
-        what = kt.node_label(ep)
-        facts = kt.episode_facts(ep)
-        window = f"from {fmt_time(ep['from'])} to {fmt_time(ep['to'])} ({fmt_duration(ep['duration_s'])})"
-        if ep["kind"] == "broker-unreachable":
-            why = f"{what} was unreachable {window}: {facts}"
-        elif ep["kind"] == "broker-disconnects":
-            why = f"{what} dropped connections / timed requests out {window}: {facts}"
-        else:
-            why = f"the client logged produce errors {window}: {facts}"
-        story += f" The buffer filled because the sender could not drain it: {why}."
-        if expired:
-            story += (
-                f" During that outage {kt.lost_text(expired, expired_batches)} also expired undelivered on this client "
-                "(all the expiries linked to it: see kafka.delivery-timeout)."
-            )
-        cause = kt.cause_of(ep)
-        conf = 0.85
-        reasons.append(f"+ the drain problem on the same client file began at {fmt_time(ep['from'])}, before the first exhaustion")
-        ruled_out.append(
-            "A production rate above what buffer.memory absorbs, as the origin: the buffer ran out only after the "
-            f"sender stopped draining ({fmt_time(ep['from'])})"
-        )
         evid += kt.episode_quotes(m, ep, limit_retries=1)[:3]
-    elif expired:
-        whole = km.loss_of(m, path, None)
-        story += (
-            f" The sender was not draining: {kt.lost_text(expired, expired_batches)} with no logged cause expired in this "
-            f"file between {fmt_time(loss['expired_first'])} and {fmt_time(loss['expired_last'])} — the expiries first logged "
-            f"from {fmt_duration(EXPIRY_LOOKBACK.total_seconds())} before the first failed send to the last one"
-            + (
-                ""
-                if whole["expired_records"] == expired and whole["expired_batches"] == expired_batches
-                else f" (of the {kt.lost_text(whole['expired_records'], whole['expired_batches'])} with no logged cause in this file)"
-            )
-            + " (see kafka.delivery-timeout) — though no connection trouble is logged."
-        )
-        cause = {"kind": "expired-batches", "node": None, "address": None, "from": loss["expired_first"], "to": r["last_seen"]}
-        conf = 0.7
-        reasons.append("+ batches expired on the same client around the exhaustion: the sender was not draining")
-        reasons.append("- no failed connections, disconnects or retries logged: why it could not drain is not in these logs")
+        cause = kt.cause_of(ep)
+    elif f.drain == "expired":
+        cause = {"kind": "expired-batches", "node": None, "address": None, "from": f.expired_first, "to": f.last}
     else:
-        story += (
-            " No drain problem is logged on this client (no failed connections, disconnects, produce retries or expired "
-            "batches): the likely cause is a production rate above what buffer.memory absorbs — records arrive faster "
-            "than the brokers take them (or than small batches can carry them)."
-        )
-        cause = {"kind": "production-rate", "node": None, "address": None, "from": r["first_seen"], "to": r["last_seen"]}
-        conf = 0.5
-        reasons.append("- no drain problem in the logs: the production-rate explanation is inferred, not shown")
-        ruled_out.append("A broker outage or expired batches on this client: none logged")
-    if r["max_block_values"] is not None and len(r["max_block_values"]) > 1:
-        reasons.append(f"- several max.block.ms values in one file ({', '.join(str(x) for x in r['max_block_values'])}): more than one producer")
-
-    remediation = []
-    if ep is not None or expired:
-        drain = (
-            f"{kt.node_label(ep)} {'unreachable' if ep['kind'] == 'broker-unreachable' else 'dropping connections / timing requests out' if ep['kind'] == 'broker-disconnects' else 'answering with produce errors'} from {fmt_time(ep['from'])} to {fmt_time(ep['to'])}"
-            if ep is not None else "the batches that expired on this client"
-        )
-        remediation.append(f"Fix the drain problem first ({drain}): a bigger buffer only delays the same failure during an outage.")
-    remediation += [
-        f"buffer.memory ({_mib(r['buffer_memory']) if r['buffer_memory'] else 'default 32 MiB'}): how much the producer "
-        "can hold while brokers are slow or away; size it to production rate × the outage you want to ride out. Costs heap, "
-        "and more records wait (and may expire) instead of failing fast.",
-        f"max.block.ms ({mb if mb is not None else 'default 60000'} ms): how long send() blocks the calling thread waiting "
-        "for buffer space (and metadata). Longer hides short stalls but blocks request threads; shorter fails fast "
-        "and leaves the retry to the application.",
-        "batch.size and linger.ms: larger batches (and a few ms of linger) use the buffer more efficiently and cut "
-        "requests, at the cost of latency; a batch.size far above the record rate per partition wastes buffer memory.",
-        (
-            "request.timeout.ms: this client is older than 2.1 (its texts say so), so there is no delivery.timeout.ms; a "
-            "batch expires once it has waited longer than request.timeout.ms (default 30000 ms) in the buffer. Lowering "
-            "it frees memory sooner during an outage but expires more records (and times produce requests out sooner)."
-            if legacy else
-            "delivery.timeout.ms: how long a record may stay in the buffer before it expires; lowering it frees memory "
-            "sooner during an outage but expires more records (must stay ≥ linger.ms + request.timeout.ms)."
-        ),
-        "Treat BufferExhaustedException / TimeoutException from send() as back-pressure in the application: slow down, "
-        "retry later or persist to an outbox — the records in these lines were not sent.",
-    ]
-    ruled_out_ctx = m.kev.filter((pl.col("path") == path) & (pl.col("event") == "metadata_wait_timeout"))
-    if ruled_out_ctx.height == 0:
-        ruled_out.append("Blocking on metadata instead of memory: no 'not present in metadata after N ms' timeouts in this file")
-
-    subject = {
-        "path": path,
-        "client_id": r["client_id"] or ((ep.get("client") or None) if ep else None),
-        "count": n,
-        "max_block_ms": mb,
-        "buffer_memory": r["buffer_memory"],
-        "first_seen": r["first_seen"],
-        "last_seen": r["last_seen"],
-        "expired_records": expired,
-    }
-    evid = ordered_evidence(evid)
+        cause = {"kind": "production-rate", "node": None, "address": None, "from": f.first, "to": f.last}
+    confidence, reasons = v.confidence(f)
     return Finding(
-        id="kafka.buffer-exhausted",
-        severity="high",
-        title=f"send() failed {n}× — producer buffer exhausted for max.block.ms ({safe(path)})",
-        root_cause=story,
-        confidence=conf,
+        id=v.id,
+        severity=v.severity(f),
+        title=v.phrase("title", f),
+        root_cause=v.phrase("root_cause", f),
+        confidence=confidence,
         confidence_reasons=reasons,
-        first_seen=r["first_seen"],
-        last_seen=r["last_seen"],
-        subjects=[subject],
+        first_seen=f.first,
+        last_seen=f.last,
+        subjects=[{"path": f.path, "client_id": f.client_id, "count": f.count, "max_block_ms": f.max_block_ms,
+                   "buffer_memory": f.buffer_memory, "first_seen": f.first, "last_seen": f.last, "expired_records": f.expired}],
         cause=cause,
-        evidence=evid,
-        remediation=remediation,
-        references=[
-            "Kafka producer configs: buffer.memory, max.block.ms, batch.size, linger.ms, "
-            + ("request.timeout.ms" if legacy else "delivery.timeout.ms")
-        ] + ([kt.LEGACY_REFERENCE] if legacy else []),
-        ruled_out=ruled_out,
+        evidence=ordered_evidence(evid),
+        remediation=v.item_list("remediation", f),
+        references=v.item_list("references", f),
+        ruled_out=v.item_list("ruled_out", f),
         details={
-            "exception": r["exception"],
-            "available_bytes_min": r["available_min"],
-            "request_bytes": r["request_bytes"],
-            "max_block_ms_values": list(r["max_block_values"] or []),
-            "exhaustion_runs": r["runs"],
-            "expired_records": expired,
-            "expired_batches": expired_batches,
-            "expired_scope": scope if expired else None,
+            "exception": f.exception,
+            "available_bytes_min": f.available_min,
+            "request_bytes": f.request_bytes,
+            "max_block_ms_values": list(f.max_block_values),
+            "exhaustion_runs": f.runs,
+            "expired_records": f.expired,
+            "expired_batches": f.expired_batches,
+            "expired_scope": f.expired_scope,
             "expired_window": (
-                {"from": r["first_seen"] - EXPIRY_LOOKBACK, "to": r["last_seen"]} if scope == "window" and expired else None
+                {"from": f.first - EXPIRY_LOOKBACK, "to": f.last} if f.expired_scope == "window" and f.first is not None else None
             ),
         },
     )
 
 
-DETECTOR = Detector(
-    id="kafka.buffer-exhausted",
-    title="Kafka producer: send() failed, buffer.memory exhausted for max.block.ms",
-    systems=("kafka",),
-    run=run,
-    doc="docs/findings/kafka.buffer-exhausted.md",
-)
+def run(ctx: Context) -> list[Finding]:
+    m, found = facts(ctx)
+    return [finding(m, f) for f in found] if m is not None else []
+
+
+DETECTOR = Detector(id=VERDICT.id, title=VERDICT.title, systems=("kafka",), run=run, doc=VERDICT.doc, facts=BufferFacts, verdict=VERDICT)
