@@ -97,7 +97,7 @@ def test_a_detector_that_raises_fails_alone(monkeypatch):
 
     real = detectors.all_detectors()
     made = [dataclasses.replace(d, run=boom) if d.id == "kafka.broker-unreachable" else d for d in real]
-    monkeypatch.setattr(detectors, "all_detectors", lambda: made)
+    monkeypatch.setattr(detectors, "all_detectors", lambda systems=None: made)
     r = run_in_process("analyze", "--tz", "UTC", SAMPLES / "kafka-outage", "--format", "json")
     assert r.code == 0, r
     doc = r.json()
