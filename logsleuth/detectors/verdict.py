@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from logsleuth.detectors.words import Text, Time, TimeOfDay
+from logsleuth.detectors.words import Text, Time, TimeOfDay, TimesOfDay
 from logsleuth.safe import visible
 
 SEVERITIES = ("critical", "high", "medium", "low", "info")
@@ -305,7 +305,7 @@ def as_text(v: Any) -> Text:
         return Text()
     if isinstance(v, Text):
         return v
-    if isinstance(v, (Time, TimeOfDay)):
+    if isinstance(v, (Time, TimeOfDay, TimesOfDay)):
         return Text(v)
     if isinstance(v, dt.datetime):
         return Text(Time(v))

@@ -13,14 +13,18 @@ Per broker failure the client model finds (client.py) whose failure lines say EO
 refused (and no dial or read timed out), this finding names the broker, the partitions it led,
 how fast the sends failed, the breaker-open periods, how many messages failed (the errors returned
 to the application), and when sends succeeded again. Its severity comes from what was lost: no
-failed send is low, failed sends medium, 100 or more high. See docs/findings/sarama.broker-refused.md.
+failed send is low, failed sends medium, 100 or more high. The verdict and the words are in
+sarama.broker-refused.toml beside this file; see docs/findings/sarama.broker-refused.md.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+from dataclasses import dataclass, field
+
 import polars as pl
 
-from logsleuth.detectors.base import Context, Detector, evidence, fmt_duration, fmt_time, line_ref, ordered_evidence, plural, safe
+from logsleuth.detectors.base import Context, Detector, evidence, line_ref, ordered_evidence
 from logsleuth.detectors.finding import Finding
 from logsleuth.detectors.kafka.broker import link_episode
 from logsleuth.detectors.sarama.chain import CHAIN_EVENTS, ERROR_TEXT_EVENTS, _aftermath, _first_line, _has, _net_kind, _seconds
@@ -28,9 +32,11 @@ from logsleuth.detectors.sarama.client import view
 from logsleuth.detectors.sarama.config import DEFAULTS
 from logsleuth.detectors.sarama.incident import Incident, read_episode
 from logsleuth.detectors.sarama.model import model_seconds
+from logsleuth.detectors.verdict import Verdict
+from logsleuth.detectors.words import TimesOfDay
 
-ID = "sarama.broker-refused"
-MANY_LOST = 100  # failed sends from this many up are a high finding
+VERDICT = Verdict.load(__file__, "sarama.broker-refused")
+ID = VERDICT.id
 
 
 def _failed(inc: Incident) -> list[dict]:
@@ -46,18 +52,67 @@ def _fast(inc: Incident, errors: list[dict]) -> float | None:
     return max(0.0, _seconds(inc.body[0]["ts"], errors[0]["ts"]))
 
 
-def _severity(lost: int, still_down: bool) -> str:
-    if lost >= MANY_LOST:
-        return "high"
-    if lost > 0 or still_down:
-        return "medium"
-    return "low"
+@dataclass
+class RefusedFacts:
+    """One broker failure whose lines say its port was closed (EOF, reset, refused), on one client."""
+
+    path: str
+    broker: str
+    node: int | None
+    tps: list[str]  # the partitions it led
+    down_from: dt.datetime  # the line that opened the chain
+    up_at: dt.datetime | None  # sends succeeded again (or its partitions back to [normal])
+    by_delivery: bool  # up_at is a delivery of the application's (else the client model's recovery)
+    down_s: float
+    last_ts: dt.datetime  # the chain's last line
+    lost: int  # errors returned to the application for its partitions
+    eof: int  # connections that answered EOF / were reset
+    refused: int  # dials refused at once
+    fast_first_s: float | None  # from the chain's first line to the first error returned
+    model_s: float  # the refused case's timing with sarama's defaults
+    first_error: str  # the first error's first line
+    periods: list[dict]  # breaker-open periods: from, to, failed_sends
+    breaker_sends: int  # sends failed with 'circuit breaker is open'
+    out_of_brokers: int  # errors 'client has run out of available brokers'
+    chain_lines: int  # lines of the client's failure chain
+    several: bool  # the client knows several brokers
+    recovered_ref: str = ""  # 'line N' of the recovery
+    subjects: list[dict] = field(default_factory=list, repr=False)
+    details: dict = field(default_factory=dict, repr=False)
+    rows: dict = field(default_factory=dict, repr=False)  # the quoted rows by evidence note
+
+    @property
+    def still_down(self) -> bool:
+        return self.up_at is None
+
+    @property
+    def first_period(self) -> dict | None:
+        return self.periods[0] if self.periods else None
 
 
-def _finding(ctx: Context, df: pl.DataFrame, inc: Incident) -> Finding:
-    ep = inc.episode
-    path = inc.path
-    errors = _failed(inc)
+VERDICT.filters["tod_span"] = lambda p: None if not p else TimesOfDay(p["from"], p["to"], " to ")
+
+
+def _by_partition(errors: list[dict], tps: list[str]) -> dict[str, int]:
+    by_tp: dict[str, int] = {}
+    for r in errors:
+        part, topic = r.get("app_partition"), r.get("app_topic")
+        key = next((t for t in tps if part is not None and t.rpartition("/")[2] == str(part) and (topic is None or t.rpartition("/")[0] == topic)), None)
+        by_tp[key or "?"] = by_tp.get(key or "?", 0) + 1
+    return by_tp
+
+
+def _by_text(errors: list[dict]) -> dict[str, int]:
+    texts: dict[str, int] = {}
+    for r in errors:
+        k = _first_line(r.get("error") or r.get("msg"))
+        k = "circuit breaker is open" if "circuit breaker is open" in k else "client has run out of available brokers" if "run out of available brokers" in k else k[-120:]
+        texts[k] = texts.get(k, 0) + 1
+    return texts
+
+
+def facts(df: pl.DataFrame, inc: Incident) -> RefusedFacts:
+    ep, path, errors = inc.episode, inc.path, _failed(inc)
     aft = _aftermath(df, inc.seg, inc.body, inc.body[-1]["idx"], inc.delivery_row)
     periods, oob, recovered = aft["periods"], aft["oob"], aft["recovered"]
     breaker = [r for r in errors if "circuit breaker is open" in (r.get("msg") or "")]
@@ -71,149 +126,61 @@ def _finding(ctx: Context, df: pl.DataFrame, inc: Incident) -> Finding:
     if not recovered and ep.recovery is not None and ep.recovery.get("ts") is not None:
         recovered = [ep.recovery]
     up_at = recovered[0]["ts"] if recovered else None
-    still_down = up_at is None
     down_s = _seconds(first_fail["ts"], up_at or last_line["ts"])
-    lost = len(errors)
-    broker = ep.broker.name
-    tps = inc.tps
-    tp_text = ", ".join(safe(t) for t in tps)
     model = model_seconds("refused", dict(DEFAULTS))
-    by_tp: dict[str, int] = {}
-    for r in errors:
-        part, topic = r.get("app_partition"), r.get("app_topic")
-        key = next((t for t in tps if part is not None and t.rpartition("/")[2] == str(part) and (topic is None or t.rpartition("/")[0] == topic)), None)
-        by_tp[key or "?"] = by_tp.get(key or "?", 0) + 1
-    texts: dict[str, int] = {}
-    for r in errors:
-        k = _first_line(r.get("error") or r.get("msg"))
-        k = "circuit breaker is open" if "circuit breaker is open" in k else "client has run out of available brokers" if "run out of available brokers" in k else k[-120:]
-        texts[k] = texts.get(k, 0) + 1
-
-    title = (
-        f"sarama: broker {safe(broker)} refused connections"
-        + (f" for {fmt_duration(down_s)}" if not still_down else " (still down at the end of the log)")
-        + (f": {plural(lost, 'send')} failed fast on {tp_text}" if lost else f": sends on {tp_text} retried, none failed")
-    )
-    how = []
-    if eof:
-        how.append(f"its connections answered EOF ({plural(len(eof), 'time')})" if len(eof) > 1 else "its connection answered EOF")
-    if refused:
-        how.append(f"{plural(len(refused), 'dial')} {'was' if len(refused) == 1 else 'were'} refused at once")
-    root = (
-        f"Broker {safe(broker)}" + (f" (id {ep.broker.node})" if ep.broker.node is not None else "")
-        + f" was down from {first_fail['ts'].strftime('%H:%M:%S')} UTC: " + (" and ".join(how) or "its connection failed at once")
-        + ". This is a fast failure, not a stall: no send waited a timeout."
-    )
-    if fast is not None:
-        root += (
-            f" The first failing send on {tp_text} returned after {fast:.2f} s"
-            + (f" ('{safe(_first_line(errors[0]['msg']))}')" if errors else "")
-            + f" — the metadata retries' back-offs (Producer.Retry.Backoff + Metadata.Retry.Max × Metadata.Retry.Backoff = {model:.2f} s with sarama's defaults)."
-        )
-    if periods:
-        p0 = periods[0]
-        root += (
-            f" Then the partition's circuit breaker opened (three failed leader lookups in a row): sends failed at once with "
-            f"'circuit breaker is open' from {p0['from'].strftime('%H:%M:%S')} to {p0['to'].strftime('%H:%M:%S')} UTC ({plural(p0['failed_sends'], 'send')})"
-            + (f", in {len(periods)} periods ({plural(len(breaker), 'send')} in all)" if len(periods) > 1 else "")
-            + "."
-        )
-    if lost:
-        root += f" {plural(lost, 'message')} failed in all" + (f", {oob.height} with 'client has run out of available brokers'" if oob.height else "") + "."
-    else:
-        root += " No error reached the application's log: the retries got the messages through."
-    root += (
-        (f" Sends succeeded again at {fmt_time(up_at)} ({line_ref(recovered[0] | {'path': path})})." if by_delivery
-         else f" Its partitions were back to [normal] at {fmt_time(up_at)} ({line_ref(recovered[0] | {'path': path})}).") if up_at
-        else " The log ends before a send succeeds again."
-    )
-    reasons = [f"{plural(len(inc.body), 'line')} of the client's failure chain from {safe(path)}"]
-    conf = 0.7
-    if eof and refused:
-        conf += 0.1
-        reasons.append("+ both an EOF on the open connection and refused dials: the broker's port was closed")
-    elif refused:
-        conf += 0.05
-        reasons.append("+ dials refused at once: nothing listens on the broker's port")
-    if fast is not None and fast <= 2.0:
-        conf += 0.1
-        reasons.append(f"+ the first failing send returned after {fast:.2f} s (the measured refused case: {model:.2f} s with sarama's defaults)")
-    if periods:
-        reasons.append(f"+ the circuit breaker opened ({plural(len(periods), 'period')}), as it does after fast failed leader lookups")
-    if not errors:
-        conf -= 0.1
-        reasons.append("- no error reached the application's log: the failed sends cannot be counted from it")
-
-    ev = [evidence({"path": path, **first_fail}, "the broker's connection failed")]
-    if refused:
-        ev.append(evidence({"path": path, **refused[0]}, "first refused dial"))
-    if errors:
-        ev.append(evidence({"path": path, **errors[0]}, "first send that failed"))
-    if breaker:
-        ev.append(evidence({"path": path, **breaker[0]}, "circuit breaker open"))
-    if len(errors) > 1:
-        ev.append(evidence({"path": path, **errors[-1]}, "last send that failed"))
-    if recovered:
-        ev.append(evidence({"path": path, **recovered[0]}, "first successful send after it" if by_delivery else "its partitions back to [normal]"))
-
-    rem = [
-        "Nothing to tune for speed: the sends fail fast because the broker refuses them. Find why the broker "
-        f"{safe(broker)} closed its port at {fmt_time(first_fail['ts'])} (restart, crash, rolling upgrade): its log of that time tells.",
-        "Make the application back off on 'circuit breaker is open' (it lasts 10 s, even after the broker is back) instead of counting each as a new outage"
-        + (", and retry or park the failed messages: " + plural(lost, "message") + " were handed back as failed" if lost else "") + ".",
-    ]
-    if inc.several and not still_down:
-        rem.append("With several brokers and replication, a restarted broker's partitions move to a live leader: check the topic's replication factor and min.insync.replicas if sends kept failing.")
-    subjects = [
-        {
-            "topic_partition": tp,
-            "path": path,
-            "broker": broker,
-            "node": ep.broker.node,
-            "down_from": first_fail["ts"],
-            "down_to": up_at,
-            "still_down": still_down,
-            "down_seconds": round(down_s, 3),
-            "failed_sends": by_tp.get(tp, 0) + (by_tp.get("?", 0) if len(tps) == 1 else 0),
-            "first_failure_seconds": round(fast, 3) if fast is not None else None,
-            "breaker_open_periods": len(periods),
-            "out_of_brokers": oob.height,
-            "eof": len(eof),
-            "refused_dials": len(refused),
-        }
-        for tp in tps
-    ]
-    return Finding(
-        id=ID,
-        severity=_severity(lost, still_down),
-        title=title,
-        root_cause=root,
-        confidence=conf,
-        confidence_reasons=reasons,
-        first_seen=first_fail["ts"],
-        last_seen=up_at or last_line["ts"],
-        subjects=subjects,
-        cause={"kind": "refused", "broker": broker, "node": ep.broker.node, "error": first_fail.get("error"),
-               "explanation": "the broker's port was closed: connections answered EOF and dials were refused at once"},
-        evidence=ordered_evidence(ev),
-        remediation=rem,
-        references=["docs/findings/sarama.broker-refused.md", "sarama async_producer.go (retryMessage, updateLeader), go-resiliency breaker.New(3, 1, 10*time.Second)"],
-        ruled_out=[
-            "a stall: no dial or read waited a timeout"
-            + (f"; the first failing send returned after {fast:.2f} s" if fast is not None else "") + " (a black-holed or mute broker makes sends hang for seconds to minutes: sarama.retry-redial-stall).",
-        ],
+    by_tp, tps, broker = _by_partition(errors, inc.tps), inc.tps, ep.broker.name
+    fast_r = round(fast, 3) if fast is not None else None
+    quoted = {"failed": first_fail, "refused": refused[0] if refused else None, "first_send": errors[0] if errors else None,
+              "breaker": breaker[0] if breaker else None, "last_send": errors[-1] if len(errors) > 1 else None,
+              ("delivered" if by_delivery else "normal"): recovered[0] if recovered else None}
+    return RefusedFacts(
+        path=path, broker=broker, node=ep.broker.node, tps=list(tps), down_from=first_fail["ts"], up_at=up_at,
+        by_delivery=by_delivery, down_s=down_s, last_ts=last_line["ts"], lost=len(errors), eof=len(eof), refused=len(refused), fast_first_s=fast,
+        model_s=model, first_error=_first_line(errors[0]["msg"]) if errors else "", periods=list(periods),
+        breaker_sends=len(breaker), out_of_brokers=oob.height, chain_lines=len(inc.body), several=bool(inc.several),
+        recovered_ref=line_ref(recovered[0] | {"path": path}) if recovered else "",
+        subjects=[{
+            "topic_partition": tp, "path": path, "broker": broker, "node": ep.broker.node, "down_from": first_fail["ts"],
+            "down_to": up_at, "still_down": up_at is None, "down_seconds": round(down_s, 3),
+            "failed_sends": by_tp.get(tp, 0) + (by_tp.get("?", 0) if len(tps) == 1 else 0), "first_failure_seconds": fast_r,
+            "breaker_open_periods": len(periods), "out_of_brokers": oob.height, "eof": len(eof), "refused_dials": len(refused),
+        } for tp in tps],
         details={
             "broker_state": ep.state(),
-            "failed_sends": lost,
+            "failed_sends": len(errors),
             "failed_by_partition": by_tp,
-            "errors_by_text": texts,
-            "first_failure_seconds": round(fast, 3) if fast is not None else None,
+            "errors_by_text": _by_text(errors),
+            "first_failure_seconds": fast_r,
             "model": {"formula": "Producer.Retry.Backoff + Metadata.Retry.Max × Metadata.Retry.Backoff", "seconds_with_defaults": round(model, 3),
                       "assumes": "sarama 1.22.1, one broker that is also the seed (the measured timing model: docs/findings/sarama.retry-redial-stall.md)"},
             "breaker_open": periods,
             "out_of_brokers": {"returned": oob.height, "first": oob["ts"][0] if oob.height else None},
             "recovered_at": up_at,
         },
+        rows={k: {"path": path, **r} for k, r in quoted.items() if r is not None},
+    )
+
+
+def finding(f: RefusedFacts, first_error_of_chain: str | None) -> Finding:
+    v = VERDICT
+    confidence, reasons = v.confidence(f)
+    return Finding(
+        id=v.id,
+        severity=v.severity(f),
+        title=v.phrase("title", f),
+        root_cause=v.phrase("root_cause", f),
+        confidence=confidence,
+        confidence_reasons=reasons,
+        first_seen=f.down_from,
+        last_seen=f.up_at or f.last_ts,
+        subjects=f.subjects,
+        cause={"kind": "refused", "broker": f.broker, "node": f.node, "error": first_error_of_chain,
+               "explanation": "the broker's port was closed: connections answered EOF and dials were refused at once"},
+        evidence=ordered_evidence([evidence(row, v.note(note, f)) for note, row in f.rows.items()]),
+        remediation=v.item_list("remediation", f),
+        references=v.item_list("references", f),
+        ruled_out=v.item_list("ruled_out", f),
+        details=f.details,
     )
 
 
@@ -230,17 +197,11 @@ def run(ctx: Context) -> list[Finding]:
             inc = read_episode(path, df, ep)
             if inc is None or inc.kind != "refused" or not any(_has(r, *CHAIN_EVENTS) for r in inc.body):
                 continue
-            f = _finding(ctx, df, inc)
+            f = finding(facts(df, inc), inc.body[0].get("error"))
             # the broker's own logs, when given: why that broker was down (kafka/broker.py)
             link_episode(ctx, {"node": f.cause.get("node"), "from": f.first_seen, "to": f.last_seen, "address": f.cause.get("broker")}, f)
             out.append(f)
     return out
 
 
-DETECTOR = Detector(
-    id=ID,
-    title="sarama broker refused: a broker down and sends failing fast",
-    systems=("sarama",),
-    run=run,
-    doc="docs/findings/sarama.broker-refused.md",
-)
+DETECTOR = Detector(id=VERDICT.id, title=VERDICT.title, systems=("sarama",), run=run, doc=VERDICT.doc, facts=RefusedFacts, verdict=VERDICT)
