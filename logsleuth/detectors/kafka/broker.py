@@ -41,7 +41,7 @@ SILENT_VS_USUAL = 10  # ... and this many times the log's usual (median) gap bet
 SILENCE_MIN_RECORDS = 50  # a log with fewer timed records is an excerpt: its gaps say nothing about the broker
 AT_LOG_START = dt.timedelta(minutes=1)  # a start-up banner this close to its log's first record: the log begins there, no crash shown
 SELF_EVENTS = (
-    "broker_starting", "broker_started", "broker_shutting_down", "broker_shut_down", "broker_signal", "broker_fatal",
+    "broker_starting", "broker_started", "broker_shutting_down", "broker_shut_down", "broker_signal", "broker_fatal", "broker_exit",
     "broker_controlled_shutdown", "broker_controlled_shutdown_done", "broker_controlled_shutdown_failed",
     "zk_session_expired", "log_dir_failure", "log_dir_offline", "request_handler_error", "network_thread_error", "broker_lifecycle",
 )
@@ -74,7 +74,10 @@ def identities(bev: pl.DataFrame) -> pl.DataFrame:
         .select("path", host=pl.col("address").str.extract(r"://\[?([^\]:/]+)", 1))
         .group_by("path", maintain_order=True).agg(pl.col("host").drop_nulls().last())
     )
-    return ids.join(hosts, on="path", how="left").with_columns(pl.col("path").cast(pl.String))
+    # a broker log that names no id (a start-up that failed before the id was known): node null
+    unnamed = bev.select(pl.col("path").cast(pl.String)).unique(maintain_order=True).join(ids.select(pl.col("path").cast(pl.String)), on="path", how="anti")
+    ids = pl.concat([ids.with_columns(pl.col("path").cast(pl.String)), unnamed.with_columns(node=pl.lit(None, pl.Int64))], how="diagonal_relaxed")
+    return ids.join(hosts.with_columns(pl.col("path").cast(pl.String)), on="path", how="left")
 
 
 @dataclass
@@ -127,16 +130,29 @@ def _host(address: str | None) -> str | None:
     return address.split("/")[0].split(":")[0] or None
 
 
-def explain(ctx: Context, node: int | None, start: dt.datetime, end: dt.datetime, address: str | None = None) -> BrokerStory | None:
+def node_words(node: int | None) -> str:
+    """'node 2', or 'the broker' for a log that names no node id."""
+    return f"node {node}" if node is not None else "the broker"
+
+
+def remedy_for(kind: str, node: int | None) -> str:
+    """REMEDY[kind] for this node."""
+    w = node_words(node)
+    return REMEDY[kind].format(node=w, Node=w[:1].upper() + w[1:])
+
+
+def explain(ctx: Context, node: int | None, start: dt.datetime, end: dt.datetime, address: str | None = None,
+            logs: list[str] | None = None) -> BrokerStory | None:
     """What the node's own logs (and the controller's lines about it) say from LEAD before ``start``
-    to TAIL after ``end``; None when no broker log of that node is among the inputs."""
-    if node is None or node < 0 or start is None or end is None:
+    to TAIL after ``end``; None when no broker log of that node is among the inputs. ``logs``: the
+    broker logs to read when the node is not known (a log that names no node id)."""
+    if (logs is None and (node is None or node < 0)) or start is None or end is None:
         return None
     bev = broker_events(ctx)
     if bev.height == 0:
         return None
     ids = identities(bev)
-    mine = ids.filter(pl.col("node") == node)
+    mine = ids.filter(pl.col("path").is_in(logs)) if logs is not None else ids.filter(pl.col("node") == node)
     host = _host(address)
     if host and mine.height:  # another cluster's node N: refused when both name a host (or both an IP) and differ
         ip = pl.col("host").str.contains(r"^\d+\.\d+\.\d+\.\d+$")
@@ -157,7 +173,7 @@ def explain(ctx: Context, node: int | None, start: dt.datetime, end: dt.datetime
     has = lambda *evs: own.filter(pl.col("event").is_in(list(evs)))  # noqa: E731
     story = BrokerStory(node=node, kind="nothing", text="", logs=logs)
     names = ", ".join(safe(p) for p in logs)
-    who = f"broker node {node}"
+    who = f"broker node {node}" if node is not None else "the broker (its log names no node id)"
     ev_: list[Evidence] = []
 
     def cite(df: pl.DataFrame, note: str, last: bool = False) -> dict | None:
@@ -216,7 +232,11 @@ def explain(ctx: Context, node: int | None, start: dt.datetime, end: dt.datetime
             u = cite(ok, "started at last")
             parts.append(f"it started at last at {fmt_time(u['ts'])}")
         else:
-            parts.append("its log shows no successful start after that (no 'started' line): the broker stayed down")
+            gone = has("broker_exit").filter(pl.col("ts") >= t1)
+            if gone.height:
+                cite(gone, "the broker's JVM exits")
+            parts.append("its log shows no successful start after that (no 'started' line)"
+                         + (" and the process exited ('Exiting Kafka')" if gone.height else "") + ": the broker stayed down")
         story.recovered = bool(ok.height)
         if why and ("No space left on device" in why or "Disk quota exceeded" in why):
             story.disk_full = True
@@ -246,9 +266,9 @@ def explain(ctx: Context, node: int | None, start: dt.datetime, end: dt.datetime
         story.silence = (silence[0], silence[1])
         a, b = silence[2], silence[3]
         if a is not None:
-            ev_.append(Evidence(path=a["file"], line=int(a["line"]), text=a["raw"], ts=silence[0], note=f"node {node}'s last line before its silence"))
+            ev_.append(Evidence(path=a["file"], line=int(a["line"]), text=a["raw"], ts=silence[0], note=f"{node_words(node)}'s last line before its silence"))
         if b is not None:
-            ev_.append(Evidence(path=b["file"], line=int(b["line"]), text=b["raw"], ts=silence[1], note=f"node {node}'s first line after its silence"))
+            ev_.append(Evidence(path=b["file"], line=int(b["line"]), text=b["raw"], ts=silence[1], note=f"{node_words(node)}'s first line after its silence"))
         gap = fmt_duration((silence[1] - silence[0]).total_seconds()) if silence[1] else None
         to = f"to {fmt_time(silence[1])} ({gap})" if silence[1] else "to the end of its log"
         said = f"{who} logged nothing from {fmt_time(silence[0])} {to}"
@@ -280,7 +300,7 @@ def explain(ctx: Context, node: int | None, start: dt.datetime, end: dt.datetime
         story.moved = [{"topic_partition": r["topic_partition"], "leader": r["leader"] if r["leader"] is not None else r["broker_id"], "ts": r["ts"]}
                        for r in tps.iter_rows(named=True)]
         if story.moved:
-            cite(moved, f"leadership moved off node {node}")
+            cite(moved, f"leadership moved off {node_words(node)}")
             shown = ", ".join(f"{safe(m['topic_partition'])} → broker {m['leader']}" for m in story.moved[:5])
             parts.append(f"the controller moved {plural(len(story.moved), 'partition leader')} away ({shown}"
                          + (f" and {len(story.moved) - 5} more" if len(story.moved) > 5 else "") + ")")
@@ -330,17 +350,17 @@ def _not_covering(ctx: Context, node: int, logs: list[str], start: dt.datetime, 
     return story
 
 
-def _ruled_out(story: BrokerStory, node: int, w0, w1, has, bev: pl.DataFrame, logs: list[str]) -> list[str]:
+def _ruled_out(story: BrokerStory, node: int | None, w0, w1, has, bev: pl.DataFrame, logs: list[str]) -> list[str]:
     span = f"from {fmt_time(w0)} to {fmt_time(w1)}"
     out = []
     if story.kind not in ("controlled-restart", "controlled-shutdown", "restart", "shutdown") and not has(*SHUTDOWN).height:
-        out.append(f"A controlled shutdown or rolling restart of node {node}: its log has no shutdown lines {span}")
+        out.append(f"A controlled shutdown or rolling restart of {node_words(node)}: its log has no shutdown lines {span}")
     if story.kind not in ("disk-full", "log-dir-failure") and not story.disk_full:
-        out.append(f"A full disk or failed log directory on node {node}: no log directory failure in its log {span}")
+        out.append(f"A full disk or failed log directory on {node_words(node)}: no log directory failure in its log {span}")
     if story.kind not in ("crash-restart",) and not has(*STARTUP).height:
-        out.append(f"A crash and restart of node {node}: no start-up banner in its log {span}")
+        out.append(f"A crash and restart of {node_words(node)}: no start-up banner in its log {span}")
     if story.kind == "silent":
-        out.append(f"A broker that was up but refusing clients: node {node} logged nothing at all while the clients failed")
+        out.append(f"A broker that was up but refusing clients: {node_words(node)} logged nothing at all while the clients failed")
     return out
 
 
@@ -439,36 +459,35 @@ LABEL = {
 }
 
 REMEDY = {
-    "disk-full": "Free or grow the disk of node {n}'s log directory (retention.bytes / retention.ms, delete stale topics, add a volume) "
+    "disk-full": "Free or grow the disk of {node}'s log directory (retention.bytes / retention.ms, delete stale topics, add a volume) "
                  "and alert on free space per log.dirs entry; a broker whose every log directory failed stops itself, and one with "
                  "several directories keeps serving the others (KIP-112).",
-    "log-dir-failure": "Replace or repair the failing disk behind node {n}'s log directory; the broker took it offline (KIP-112) and "
+    "log-dir-failure": "Replace or repair the failing disk behind {node}'s log directory; the broker took it offline (KIP-112) and "
                        "stops when all of them are offline. Check the kernel log (dmesg) for I/O errors.",
-    "controlled-restart": "This was a planned restart of node {n}: producers ride it out when the partitions it led have another "
+    "controlled-restart": "This was a planned restart of {node}: producers ride it out when the partitions it led have another "
                           "in-sync replica (replication.factor >= 3, min.insync.replicas = 2) and delivery.timeout.ms is longer than "
                           "one broker's restart; restart the next broker only once under-replicated partitions are back to 0.",
-    "restart": "Node {n} was shut down and started again: find who stopped it (deployment, operator, systemd) and make restarts "
+    "restart": "{Node} was shut down and started again: find who stopped it (deployment, operator, systemd) and make restarts "
                "controlled (controlled.shutdown.enable=true) and one broker at a time.",
-    "controlled-shutdown": "Node {n} was shut down and not started again in the window: bring it back, or move its partitions (kafka-reassign-partitions).",
-    "shutdown": "Node {n} was shut down and not started again in the window: bring it back and find out who stopped it.",
-    "crash-restart": "Node {n} died without shutting down and was restarted: look for the OOM killer (dmesg, the container's exit "
+    "controlled-shutdown": "{Node} was shut down and not started again in the window: bring it back, or move its partitions (kafka-reassign-partitions).",
+    "shutdown": "{Node} was shut down and not started again in the window: bring it back and find out who stopped it.",
+    "crash-restart": "{Node} died without shutting down and was restarted: look for the OOM killer (dmesg, the container's exit "
                      "code 137), a JVM crash file (hs_err_pid*.log) or a host reboot at that time.",
-    "session-expired": "Node {n}'s ZooKeeper session expired: look for a long GC pause in its GC log and for network trouble to "
+    "session-expired": "{Node}'s ZooKeeper session expired: look for a long GC pause in its GC log and for network trouble to "
                        "ZooKeeper; zookeeper.session.timeout.ms (18000 ms since 2.5) is how long it may be silent.",
-    "fenced": "The controller fenced node {n} after its heartbeats stopped: look for a long GC pause or a stalled host; "
+    "fenced": "The controller fenced {node} after its heartbeats stopped: look for a long GC pause or a stalled host; "
               "broker.session.timeout.ms (9000 ms) is how long it may miss heartbeats.",
-    "startup-failed": "Node {n} cannot start: the exception after 'Fatal error during KafkaServer startup' in its log says why "
+    "startup-failed": "{Node} cannot start: the exception after 'Fatal error during KafkaServer startup' in its log says why "
                       "(a full or failed log directory, a bad config, a port in use, a corrupted index); fix that before the next "
                       "attempt, and until it is up keep its partitions' other replicas in sync (kafka-topics --describe "
                       "--under-replicated-partitions).",
-    "silent": "Node {n} wrote nothing while the clients failed: look at the host (reboot, paused or migrated VM, disk hang), "
+    "silent": "{Node} wrote nothing while the clients failed: look at the host (reboot, paused or migrated VM, disk hang), "
               "the JVM (GC log: a stop-the-world pause) and its process supervisor for that window.",
 }
 
 
 def remedy(story: BrokerStory) -> str | None:
-    text = REMEDY.get(story.kind)
-    return text.format(n=story.node) if text else None
+    return remedy_for(story.kind, story.node) if story.kind in REMEDY else None
 
 
 def moved_named(story: BrokerStory, named_tps: list) -> list[str]:

@@ -13,7 +13,7 @@ import polars as pl
 
 from logsleuth.detectors.base import Context, Detector, evidence, fmt_duration, fmt_time, ordered_evidence, plural, safe
 from logsleuth.detectors.finding import Finding
-from logsleuth.detectors.kafka.broker import LABEL, REMEDY, broker_events, explain, identities, impact_by_node
+from logsleuth.detectors.kafka.broker import LABEL, REMEDY, broker_events, explain, identities, impact_by_node, node_words, remedy_for
 from logsleuth.detectors.kafka.text import client_in
 
 GAP = dt.timedelta(minutes=10)
@@ -32,19 +32,21 @@ def run(ctx: Context) -> list[Finding]:
     trig = bev.filter(pl.col("event").is_in(list(TRIGGERS)) & pl.col("ts").is_not_null()).join(ids.select("path", bnode="node"), on="path", how="inner")
     if trig.height == 0:
         return []
-    trig = trig.sort(["bnode", "ts"]).with_columns(
-        grp=((pl.col("ts").diff().over("bnode") > GAP).fill_null(True) | (pl.int_range(pl.len()).over("bnode") == 0)).cum_sum()
+    # one key per node, or per log when its lines name no node id
+    trig = trig.with_columns(key=pl.coalesce(pl.col("bnode").cast(pl.String), pl.lit("log:") + pl.col("path").cast(pl.String)))
+    trig = trig.sort(["key", "ts"]).with_columns(
+        grp=((pl.col("ts").diff().over("key") > GAP).fill_null(True) | (pl.int_range(pl.len()).over("key") == 0)).cum_sum()
     )
-    eps = trig.group_by(["bnode", "grp"], maintain_order=True).agg(
-        first=pl.col("ts").min(), last=pl.col("ts").max(), events=pl.col("event").unique(),
+    eps = trig.group_by(["key", "grp"], maintain_order=True).agg(
+        node=pl.col("bnode").first(), first=pl.col("ts").min(), last=pl.col("ts").max(), events=pl.col("event").unique(),
         first_row=pl.struct(pl.all()).first(),
-    ).rename({"bnode": "node"})
+    )
     impact = impact_by_node(ctx)
     out = []
     for ep in eps.iter_rows(named=True):
         if set(ep["events"]) <= {"broker_starting", "broker_started"} and not _after_gap(ctx, ep):
             continue  # a start-up at the beginning of the log: not a restart
-        story = explain(ctx, ep["node"], ep["first"], ep["last"])
+        story = explain(ctx, ep["node"], ep["first"], ep["last"], logs=None if ep["node"] is not None else [str(ep["first_row"]["path"])])
         if story is None or not story.explains:
             continue
         hit = impact.filter((pl.col("node") == ep["node"]) & (pl.col("from") <= ep["last"] + NEAR) & (pl.col("to") >= ep["first"] - NEAR))
@@ -63,7 +65,7 @@ def _unhit_text(ctx: Context, ep: dict) -> str:
     covering = [r.name for r in reps if r.first_ts is not None and r.last_ts is not None and r.first_ts <= w1 and r.last_ts >= w0]
     if covering:
         shown = ", ".join(safe(n) for n in covering[:4]) + (f" and {len(covering) - 4} more" if len(covering) > 4 else "")
-        return (f" The client logs given that cover that window ({shown}) show no failure of node {ep['node']} then; with "
+        return (f" The client logs given that cover that window ({shown}) show no failure of {node_words(ep['node'])} then; with "
                 "replication.factor >= 3 the other brokers took over its partitions.")
     if reps:
         return (f" No client log given covers that window ({plural(len(reps), 'client log')} given, all outside it): the producers' "
@@ -96,10 +98,10 @@ def _finding(ep: dict, story, hit: pl.DataFrame, unhit: str) -> Finding:
         systems = set(hit["system"].to_list()) if "system" in hit.columns else {"kafka"}
         see = [CLIENT_FINDINGS[s] for s in ("kafka", "sarama") if s in systems]
         text += (f" Clients were hit: {', '.join(safe(c) for c in clients[:4])}" + (f" and {len(clients) - 4} more" if len(clients) > 4 else "")
-                 + " could not use node " + str(node) + f" in that window (see {' / '.join(see)}).")
+                 + " could not use " + node_words(node) + f" in that window (see {' / '.join(see)}).")
     else:
         text += unhit
-    reasons = [f"+ node {node}'s own log ({', '.join(story.logs)}) says so: {label}"]
+    reasons = [f"+ {node_words(node)}'s own log ({', '.join(story.logs)}) says so: {label}"]
     if lost:
         reasons.append(f"+ {plural(len(clients), 'client log')} show{'s' if len(clients) == 1 else ''} the node failing in the same window, and {plural(len(losers), 'of them', 'of them')} lost records or sends"
                        if len(losers) < len(clients) else
@@ -110,15 +112,15 @@ def _finding(ep: dict, story, hit: pl.DataFrame, unhit: str) -> Finding:
         reasons.append("- no client log given shows impact; ranked medium all the same: the broker is down and not coming back by itself")
     else:
         reasons.append("- no client log given shows impact: context, ranked low")
-    rem = [REMEDY[story.kind].format(n=node)] if story.kind in REMEDY else []
+    rem = [remedy_for(story.kind, node)] if story.kind in REMEDY else []
     if story.disk_full:
-        rem.append(REMEDY["disk-full"].format(n=node))
-    rem.append(f"Check that no partition was left without an in-sync replica while node {node} was away "
+        rem.append(remedy_for("disk-full", node))
+    rem.append(f"Check that no partition was left without an in-sync replica while {node_words(node)} was away "
                "(kafka-topics --describe --under-min-isr-partitions / --unavailable-partitions).")
     return Finding(
         id="kafka.broker-restart",
         severity=severity,
-        title=f"Kafka broker node {node}: {label} at {fmt_time(story.first or ep['first'])}"
+        title=("Kafka broker" + (f" node {node}" if node is not None else f" ({safe(ep['first_row']['path'])}, no node id in its log)")) + f": {label} at {fmt_time(story.first or ep['first'])}"
               + (f" — {plural(len(clients), 'client')} hit" if clients else ""),
         root_cause=text,
         confidence=0.85 if story.kind not in ("silent",) else 0.7,

@@ -22,6 +22,11 @@ from logsleuth.detectors.base import Context, Detector, evidence, fmt_duration, 
 from logsleuth.detectors.finding import Finding
 
 SHORT_BLIP = dt.timedelta(seconds=10)
+# the finding's minimum evidence: trouble shorter than this, with no more failed connections than
+# this, nothing lost and over, is a blip the retries absorbed (a start-up race, one reconnect): no finding
+TRANSIENT_S = SHORT_BLIP.total_seconds()
+TRANSIENT_FAILED_CONNECTIONS = 2
+TRANSIENT_RETRIES = 1  # produce retries: retries counting down to their last attempt are worth a (low) finding
 # an unreachable broker that came back within this, with nothing lost, is context (low), not an alert:
 # a routine (rolling) restart; half the default delivery.timeout.ms
 LONG_OUTAGE = dt.timedelta(minutes=1)
@@ -92,7 +97,25 @@ def quiet_after(ctx: Context, m: Model, ep: dict) -> float | None:
     return round(max(0.0, (end - ep["to"]).total_seconds()), 3)
 
 
+def metadata_after(m: Model, ep: dict) -> dict | None:
+    """For a bootstrap connection's trouble (node < 0): the client's 'Cluster ID: …' after it and
+    before its next trouble — it got the cluster's metadata, so a bootstrap broker answered."""
+    node = ep.get("node")
+    if node is None or node >= 0 or ep.get("to") is None:
+        return None
+    nxt = next_trouble(m, ep)
+    ok = m.kev.filter((pl.col("path") == ep["path"]) & (pl.col("event") == "cluster_id") & (pl.col("ts") > ep["to"])
+                      & (pl.col("client_id").is_null() | (pl.col("client_id") == ep["client"]) if ep.get("client") else pl.lit(True)))
+    if nxt is not None:
+        ok = ok.filter(pl.col("ts") < nxt)
+    return ok.sort("ts").row(0, named=True) if ok.height else None
+
+
 def recovered(ctx: Context, m: Model, ep: dict) -> tuple[bool, str]:
+    meta = metadata_after(m, ep)
+    if meta is not None:
+        return True, (f"the client got the cluster's metadata at {fmt_time(meta['ts'])} ('Cluster ID: …', line {meta['line']}): "
+                      "a bootstrap broker answered")
     quiet = quiet_after(ctx, m, ep)
     nxt = next_trouble(m, ep)
     if quiet is None:
@@ -121,10 +144,28 @@ def run(ctx: Context) -> list[Finding]:
         # (pre-2.8 texts name no node); other node-less errors are the delivery finding's context
         if ep["kind"] == "produce-errors" and not (ep["network_retries"] and loss["network_failures"]):
             continue
+        if transient(ctx, m, ep, loss):
+            continue
         f = _finding(ctx, m, ep, loss)
         link_episode(ctx, ep, f)  # the broker's own logs, when given (broker.py)
         out.append(f)
     return out
+
+
+def transient(ctx: Context, m: Model, ep: dict, loss: dict) -> bool:
+    """The minimum evidence of this finding is not met: a blip the client's retries absorbed —
+    shorter than TRANSIENT_S, at most TRANSIENT_FAILED_CONNECTIONS failed connections and
+    TRANSIENT_RETRIES produce retries, nothing lost or refused, and over (the client got metadata after it, or went on without trouble). A start-up
+    race with a bootstrap server, or one reconnect, is not an outage."""
+    if ep["duration_s"] is None or ep["duration_s"] >= TRANSIENT_S or (ep["failed_connections"] or 0) > TRANSIENT_FAILED_CONNECTIONS:
+        return False
+    if (ep["retries"] or 0) > TRANSIENT_RETRIES:
+        return False
+    if loss["expired_records"] or loss["failed_sends"] or loss["metadata_timeouts"] or loss["network_failures"]:
+        return False
+    if refusals(m, ep).height:
+        return False
+    return recovered(ctx, m, ep)[0]
 
 
 def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:

@@ -22,7 +22,8 @@ from logsleuth.detectors.verdict import Verdict
 
 VERDICT = Verdict.load(__file__, "sarama.no-broker-reachable")
 
-FAILED = ("sarama_dial_failed",)
+FAILED = ("sarama_dial_failed", "sarama_apiversions_error", "sarama_sasl_error")
+HANDSHAKE = ("sarama_apiversions_error", "sarama_sasl_error")  # the first request on a new connection failed (TLS, SASL, EOF)
 NO_BROKER = ("sarama_no_broker", "sarama_out_of_brokers")
 CONNECTED = ("sarama_connected",)
 NAMES = ("sarama_dial_failed", "sarama_connected", "sarama_broker_registered", "sarama_metadata_fetch")
@@ -68,12 +69,26 @@ def _kind_expr() -> pl.Expr:
     return out
 
 
+def _without_hollow_connects(ev: pl.DataFrame) -> pl.DataFrame:
+    """'Connected to broker at A' whose next line about A is its first request failing (a TLS
+    handshake or SASL error on ApiVersions: sarama logs the TCP connection before the handshake) is
+    not a broker that answered."""
+    if ev.height == 0:
+        return ev
+    about = pl.col("event").is_in([*CONNECTED, *HANDSHAKE]) & pl.col("address").is_not_null()
+    nxt = (ev.with_row_index("_r").filter(about).sort(["path", "line"])
+           .with_columns(_next=pl.col("event").shift(-1).over(["path", "address"])))
+    hollow = nxt.filter(pl.col("event").is_in(list(CONNECTED)) & pl.col("_next").is_in(list(HANDSHAKE)))["_r"]
+    return ev.with_row_index("_r").filter(~pl.col("_r").is_in(hollow)).drop("_r")
+
+
 def stretches(ctx: Context) -> list[UnreachableFacts]:
     if ctx.events.height == 0 or "address" not in ctx.events.columns:
         return []
     # the few events it reads, as an in-memory frame (the table may be on disk: recognise/spill.py)
     ev = take(ctx.events, (pl.col("system") == "sarama") & pl.col("event").is_in([*FAILED, *NO_BROKER, *CONNECTED, *NAMES, "sarama_produce_failed"]), pl.all())
-    fails = ev.filter(pl.col("event").is_in(list(FAILED)))
+    ev = _without_hollow_connects(ev)
+    fails = ev.filter(pl.col("event").is_in(list(FAILED)) & pl.col("address").is_not_null())
     if fails.height == 0:
         return []
     th = VERDICT.thresholds
