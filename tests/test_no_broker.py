@@ -51,7 +51,9 @@ def test_the_cluster_restart_sample_is_one_incident_with_its_brokers():
     inc = SAMPLES / "sarama-no-broker"
     doc = run("analyze", "--tz", "UTC", "--format", "json", inc).json()
     first = doc["incidents"][0]
-    assert first["finding_ids"][0] == "sarama.no-broker-reachable" and sorted(first["finding_ids"][1:]) == ["sarama.broker-refused"] * 3
+    # the per-broker sarama.broker-refused findings it had said "sends on unknown retried, none failed"
+    # beside this one's 41 failed sends: inside a no-broker stretch with no partition known, they are gone
+    assert first["finding_ids"] == ["sarama.no-broker-reachable"], first
     f = doc["findings"][0]
     assert f["subjects"][0]["failed_sends"] == 41 and f["subjects"][0]["recovered_at"].startswith("2026-12-02T02:10:42.12")
     out = run("analyze", "--tz", "UTC", "--format", "text", inc, env={"COLUMNS": "80"}).out

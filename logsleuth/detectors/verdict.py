@@ -14,6 +14,9 @@ The file::
     [thresholds]                  # units in the names: _s, _ms, _bytes, _ratio, _count
     episode_gap_s = 600
 
+    minimum = "shrinks > 0"       # optional: the least evidence the finding is stated from (a condition);
+                                  # facts that do not meet it make no finding (Verdict.meets_minimum)
+
     [[severity]]                  # the first rule that holds decides; the last has no `when`
     when = "clients_hit or min_isr == 1"
     is = "medium"
@@ -399,6 +402,7 @@ class Verdict:
     items: dict[str, list[dict]]  # remediation, ruled_out, references
     evidence_notes: dict[str, str]
     source: Path
+    minimum: str | None = None  # the least evidence the finding is stated from (a condition over the facts)
     filters: dict[str, Callable[..., Any]] = field(default_factory=dict)
 
     ITEM_LISTS = ("remediation", "ruled_out", "references")
@@ -424,6 +428,7 @@ class Verdict:
             items={k: list(d.get(k, [])) for k in cls.ITEM_LISTS},
             evidence_notes=dict(d.get("evidence", {})),
             source=path,
+            minimum=d.get("minimum"),
         )
         v.check()
         return v
@@ -446,7 +451,8 @@ class Verdict:
             parse_template(t)
 
     def conditions(self) -> list[str]:
-        out = [r["when"] for r in self.severity_rules if "when" in r]
+        out = [self.minimum] if self.minimum else []
+        out += [r["when"] for r in self.severity_rules if "when" in r]
         out += [w["when"] for w in self.confidence_spec.get("weight", []) if "when" in w]
         for spec in self.words_spec.values():
             out += [c for p in _parts(spec) for c in _part_conditions(p)]
@@ -473,6 +479,10 @@ class Verdict:
         return {n.split(".")[0] for n in used} - set(self.words_spec) - set(self.thresholds) - {"item"}
 
     # --- the verdict
+
+    def meets_minimum(self, facts: Any) -> bool:
+        """Whether the facts hold the least evidence the finding is stated from (``minimum``)."""
+        return holds(self.minimum, Scope(self, facts))
 
     def severity(self, facts: Any) -> str:
         scope = Scope(self, facts)
@@ -596,6 +606,9 @@ class Verdict:
         if "floor" in spec:
             bounds.append(f"at least {float(spec['floor']):.2f}")
         out = ["| when | change | reason shown |", "|---|---|---|", *rows]
+        if self.minimum:
+            out.append("")
+            out.append(f"Minimum evidence (below it, no finding): `{self.minimum}`.")
         if bounds:
             out.append("")
             out.append("Then it is kept " + " and ".join(bounds) + ".")

@@ -31,12 +31,14 @@ from logsleuth.detectors.sarama.chain import CHAIN_EVENTS, ERROR_TEXT_EVENTS, _a
 from logsleuth.detectors.sarama.client import view
 from logsleuth.detectors.sarama.config import DEFAULTS
 from logsleuth.detectors.sarama.incident import Incident, read_episode
+from logsleuth.detectors.sarama import unreachable
 from logsleuth.detectors.sarama.model import model_seconds
 from logsleuth.detectors.verdict import Verdict
 from logsleuth.detectors.words import TimesOfDay
 
 VERDICT = Verdict.load(__file__, "sarama.broker-refused")
 ID = VERDICT.id
+NOWHERE_SLACK = dt.timedelta(seconds=unreachable.VERDICT.thresholds["episode_gap_s"])
 
 
 def _failed(inc: Incident) -> list[dict]:
@@ -184,6 +186,12 @@ def finding(f: RefusedFacts, first_error_of_chain: str | None) -> Finding:
     )
 
 
+def _within(stretches: list[tuple], path: str, start, end) -> bool:
+    """Whether [start, end] of this path overlaps a stretch in which the client reached no broker."""
+    return any(p == path and a is not None and b is not None and start is not None and end is not None
+               and start <= b + NOWHERE_SLACK and end >= a - NOWHERE_SLACK for p, a, b in stretches)
+
+
 def run(ctx: Context) -> list[Finding]:
     ev = ctx.events
     if ev.height == 0 or "system" not in ev.columns:
@@ -191,13 +199,21 @@ def run(ctx: Context) -> list[Finding]:
     sar = ev.filter(pl.col("system") == "sarama")
     paths = sar.filter(pl.col("event").is_in(list(CHAIN_EVENTS | ERROR_TEXT_EVENTS)))["path"].unique(maintain_order=True).to_list()
     out: list[Finding] = []
+    # a client that reached no broker at all is sarama.no-broker-reachable's; a broker's own finding
+    # inside it adds something only when its partitions are known
+    nowhere = [(u.path, u.first, u.recovered_at or u.last) for u in unreachable.stretches(ctx)]
     for path in paths:
         df, eps = view(ctx, path, sar.filter(pl.col("path") == path))
         for ep in eps:
             inc = read_episode(path, df, ep)
             if inc is None or inc.kind != "refused" or not any(_has(r, *CHAIN_EVENTS) for r in inc.body):
                 continue
-            f = finding(facts(df, inc), inc.body[0].get("error"))
+            fx = facts(df, inc)
+            if not VERDICT.meets_minimum(fx):
+                continue
+            if _within(nowhere, path, fx.down_from, fx.up_at or fx.last_ts) and not any(t != "unknown" and not t.endswith("/?") for t in fx.tps):
+                continue  # every broker failed and no partition of this one is known: no-broker-reachable says all there is
+            f = finding(fx, inc.body[0].get("error"))
             # the broker's own logs, when given: why that broker was down (kafka/broker.py)
             link_episode(ctx, {"node": f.cause.get("node"), "from": f.first_seen, "to": f.last_seen, "address": f.cause.get("broker")}, f)
             out.append(f)
