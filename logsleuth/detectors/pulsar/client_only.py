@@ -25,6 +25,9 @@ from logsleuth.detectors.pulsar.cpp import with_server_messages
 TEXT = "present on the connection"  # 'already present on …' and 3.x 'already failed to register present on …'
 REJECT_EVENTS = ["client_producer_create_failed", "client_connection_failed"]
 CLOSED_BEFORE = dt.timedelta(minutes=3)  # a broker's 'closed producer' notification this close before the first rejection
+# a send timeout on the producer during its rejections (or this soon after the last) makes a stretch
+# shorter than the rule's span a stuck producer: the application already lost sends to it
+SEND_TIMEOUT_AFTER = dt.timedelta(seconds=30)
 
 
 @dataclass
@@ -77,8 +80,17 @@ def stuck_on_client(ev: pl.DataFrame, covered: pl.DataFrame, ends: dict, rule: t
             last_row=pl.struct(pl.all()).sort_by("ts").last(),
         )
         .with_columns(span_s=(pl.col("last") - pl.col("first")).dt.total_milliseconds() / 1000.0)
-        .filter(((pl.col("attempts") >= min_att) & (pl.col("span_s") >= min_span)) | (pl.col("attempts") >= many))
         .with_row_index("_g")
+    )
+    # sends that timed out on the producer meanwhile: the clash is not transient, whatever its span
+    timeouts = cli.filter(pl.col("event") == "client_send_timeout").select("path", "topic", t_ts="ts")
+    timed_out = (groups.select("_g", "path", "topic", "first", "last").join(timeouts, on=["path", "topic"], how="inner")
+                 .filter(pl.col("t_ts").is_between(pl.col("first"), pl.col("last") + SEND_TIMEOUT_AFTER))
+                 .group_by("_g").agg(send_timeouts=pl.len()))
+    groups = (
+        groups.join(timed_out, on="_g", how="left").with_columns(pl.col("send_timeouts").fill_null(0))
+        .filter(((pl.col("attempts") >= min_att) & ((pl.col("span_s") >= min_span) | (pl.col("send_timeouts") > 0)))
+                | (pl.col("attempts") >= many))
     )
     if groups.height and covered.height:
         seen = (
@@ -187,6 +199,9 @@ def _finding(members: list[dict], end: dt.datetime | None, references: list[str]
         f"+ the broker refused the same producer {', '.join(str(x['attempts']) for x in subjects)} {'time' if len(subjects) == 1 and subjects[0]['attempts'] == 1 else 'times'} over up to "
         f"{fmt_duration(longest)} (a transient clash clears within seconds)",
     ]
+    timed = sum(int(s.get("send_timeouts") or 0) for s in members)
+    if timed:
+        reasons.append(f"+ {plural(timed, 'send')} on {'it' if n == 1 else 'them'} timed out meanwhile ('can not send message to the topic … within given timeout'): not a clash that clears")
     if closed:
         confidence += 0.05
         reasons.append(f"+ the broker closed producers on this client's connection at {fmt_time(closed[0]['closed_row']['ts'])}, just before (what a bundle unload does)")
