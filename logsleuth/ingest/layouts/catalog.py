@@ -50,8 +50,11 @@ class Layout:
 
     @property
     def specificity(self) -> int:
-        """How much of a line the layout pins down: used to break ties in detection."""
-        n = len([f for f in self.fields if f != "msg"])
+        """How much of a line the layout pins down: used to break ties in detection. An MDC value
+        (``%X{key}``, field ``mdc_*``) pins nothing — it is free text, and counting it let a layout
+        with one win ties by reading part of the message as its MDC (a Pulsar client's
+        ``L:/10.0.0.1:5 - R:…`` split at its ``-``)."""
+        n = len([f for f in self.fields if f != "msg" and not f.startswith("mdc_")])
         if self.time is not None:
             n += 1 + int(self.time.has_date)
         return n
