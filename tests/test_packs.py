@@ -144,3 +144,38 @@ def test_final_dollar_ends_the_logged_line_not_the_record(cli, tmp_path):
     (e,) = [json.loads(x) for x in r.out.splitlines()]
     assert (e["event"], e["line"], e["line_end"]) == ("client_producer_create_failed", 1, 4)
     assert e["error"] == "Producer with id persistent://tenant/ns/events is already present on the connection"
+
+
+def _versions_table() -> str:
+    """docs/versions.md: every pack statement with the versions whose wording it covers (from the
+    packs' own `versions`, so the table cannot drift from them)."""
+    packs = load_packs(None)
+    out = [
+        "# Versions: which wording of each statement the packs read",
+        "",
+        "Made from the packs (`patterns/packs/*.toml`, each pattern's `versions`) by",
+        "`LOGSLEUTH_REGENERATE=1 pytest tests/test_packs.py`; a test fails when it drifts. One row per",
+        "pattern: the statement (its event) and the versions whose wording it reads, with where that was",
+        "checked when the pattern says (release tags of apache/kafka and IBM/sarama read with git, the",
+        "code search for Pulsar's sources, real logs). Each pattern's samples are in its pack.",
+        "",
+    ]
+    for pack in packs.packs:
+        out += [f"## {pack.id} ({pack.system}{', ' + pack.component if pack.component else ''})", "",
+                "| pattern | event | versions |", "|---|---|---|"]
+        for p in sorted(pack.patterns, key=lambda p: (p.event, p.id)):
+            v = " ".join(str(p.versions).split()).replace("|", "\\|")
+            out.append(f"| `{p.id}` | `{p.event}` | {v} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def test_the_version_table_in_docs_is_made_from_the_packs():
+    import os
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parent.parent / "docs" / "versions.md"
+    table = _versions_table()
+    if os.environ.get("LOGSLEUTH_REGENERATE"):
+        doc.write_text(table, encoding="utf-8")
+    assert doc.read_text(encoding="utf-8") == table, "docs/versions.md is stale: LOGSLEUTH_REGENERATE=1 pytest tests/test_packs.py"
