@@ -169,3 +169,11 @@ def test_no_detector_module_keeps_confidence_arithmetic_once_migrated() -> None:
         src = Path(mod.__file__).read_text(encoding="utf-8")
         assert not re.search(r"\bconf(idence)?\s*[+-]=", src), f"{mod.__name__}: confidence arithmetic (it belongs in {det.verdict.source.name})"
         assert "fmt_time(" not in src, f"{mod.__name__}: a time formatted into prose (words keep times as times: detectors/words.py)"
+
+
+@pytest.mark.parametrize("det", all_detectors(), ids=[d.id for d in all_detectors()])
+def test_every_finding_page_states_its_minimum_evidence(det) -> None:
+    """Issue 28: the smallest set of facts a finding is stated from is said on its page."""
+    page = (ROOT / "docs" / "findings" / f"{det.id}.md").read_text(encoding="utf-8")
+    assert "**Minimum evidence**" in page, f"docs/findings/{det.id}.md does not state its minimum evidence"
+
