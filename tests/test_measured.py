@@ -104,7 +104,10 @@ def test_a_broker_that_fails_to_start_before_its_id_is_known(tmp_path):
         "[2022-03-01 06:00:00,990] INFO shut down completed (kafka.server.KafkaServer)",
         "[2022-03-01 06:00:00,991] ERROR Exiting Kafka. (kafka.server.KafkaServerStartable)",
     ]
-    (f,) = _of(_analyze(_write(tmp_path, "kafka.log", lines)), "kafka.broker-restart")
+    doc = _analyze(_write(tmp_path, "kafka.log", lines))
+    (f,) = _of(doc, "kafka.broker-restart")
+    inc = doc["incidents"][0]
+    assert inc["headline"].startswith("Kafka broker (its log names no node id): start-up failed") and "node None" not in inc["now"], inc
     assert f["subjects"][0]["node"] is None and f["subjects"][0]["kind"] == "startup-failed" and f["severity"] == "medium"
     assert "no node id in its log" in f["title"] and "InconsistentClusterIdException" in f["root_cause"]
     assert "the process exited ('Exiting Kafka')" in f["root_cause"]

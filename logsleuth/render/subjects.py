@@ -131,6 +131,8 @@ def label(s: dict, short=lambda x: x) -> str:
         return visible(str(s["client_id"])) + (f" ({short(str(s['path']))})" if s.get("path") else "")
     if s.get("path"):
         return short(str(s["path"]))
+    if s.get("logs"):  # a broker known by its log only (its lines name no node id)
+        return short(str(s["logs"][0]))
     return ", ".join(f"{k}={visible(str(v))}" for k, v in list(s.items())[:2])
 
 
