@@ -480,6 +480,17 @@ class Verdict:
 
     # --- the verdict
 
+    def parts(self, facts: Any) -> dict[str, Any]:
+        """What every finding takes from its verdict, as ``Finding`` keyword arguments: id, severity,
+        title, root cause, confidence with its reasons, remediation, references, ruled out."""
+        confidence, reasons = self.confidence(facts)
+        return {
+            "id": self.id, "severity": self.severity(facts), "title": self.phrase("title", facts),
+            "root_cause": self.phrase("root_cause", facts), "confidence": confidence, "confidence_reasons": reasons,
+            "remediation": self.item_list("remediation", facts), "references": self.item_list("references", facts),
+            "ruled_out": self.item_list("ruled_out", facts),
+        }
+
     def meets_minimum(self, facts: Any) -> bool:
         """Whether the facts hold the least evidence the finding is stated from (``minimum``)."""
         return holds(self.minimum, Scope(self, facts))

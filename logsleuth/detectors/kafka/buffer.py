@@ -157,23 +157,14 @@ def finding(m: km.Model, f: BufferFacts) -> Finding:
         cause = {"kind": "expired-batches", "node": None, "address": None, "from": f.expired_first, "to": f.last}
     else:
         cause = {"kind": "production-rate", "node": None, "address": None, "from": f.first, "to": f.last}
-    confidence, reasons = v.confidence(f)
     return Finding(
-        id=v.id,
-        severity=v.severity(f),
-        title=v.phrase("title", f),
-        root_cause=v.phrase("root_cause", f),
-        confidence=confidence,
-        confidence_reasons=reasons,
+        **v.parts(f),
         first_seen=f.first,
         last_seen=f.last,
         subjects=[{"path": f.path, "client_id": f.client_id, "count": f.count, "max_block_ms": f.max_block_ms,
                    "buffer_memory": f.buffer_memory, "first_seen": f.first, "last_seen": f.last, "expired_records": f.expired}],
         cause=cause,
         evidence=ordered_evidence(evid),
-        remediation=v.item_list("remediation", f),
-        references=v.item_list("references", f),
-        ruled_out=v.item_list("ruled_out", f),
         details={
             "exception": f.exception,
             "available_bytes_min": f.available_min,

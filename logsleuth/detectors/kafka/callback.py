@@ -172,22 +172,13 @@ def _finding(f: CallbackFacts) -> Finding:
         evid.append(evidence(r, v.note("first", f, item={"short": r["exception"].rsplit(".", 1)[-1], "topic_partition": r["topic_partition"]})))
         if r.get("culprit_frame"):
             evid.append(kt.quote(r, r"^\s*at (?:[\w.$-]+/)?" + re.escape(r["culprit_frame"]), v.note("culprit", f, item={"frame": r["culprit"]})))
-    confidence, reasons = v.confidence(f)
     return Finding(
-        id=v.id,
-        severity=v.severity(f),
-        title=v.phrase("title", f),
-        root_cause=v.phrase("root_cause", f),
-        confidence=confidence,
-        confidence_reasons=reasons,
+        **v.parts(f),
         first_seen=f.first,
         last_seen=f.last,
         subjects=f.subjects,
         cause={"kind": "application-callback", "culprit": f.culprit, "exceptions": f.by_exception},
         evidence=ordered_evidence(evid, once=False),
-        remediation=v.item_list("remediation", f),
-        references=v.item_list("references", f),
-        ruled_out=v.item_list("ruled_out", f),
         details={"by_exception": f.by_exception, "partitions": f.partitions, "records_with_stack_trace": f.with_trace, "groups": f.details_groups},
     )
 

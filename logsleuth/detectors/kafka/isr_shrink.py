@@ -100,24 +100,15 @@ def finding(f: IsrShrinkFacts) -> Finding:
         evid.append(evidence(f.expanded_row, v.note("expanded", f)))
     if f.skipped_row is not None:
         evid.append(evidence(f.skipped_row, v.note("skipped", f)))
-    confidence, reasons = v.confidence(f)
     end = f.expanded_at if f.recovered else f.last
     return Finding(
-        id=v.id,
-        severity=v.severity(f),
-        title=v.phrase("title", f),
-        root_cause=v.phrase("root_cause", f),
-        confidence=confidence,
-        confidence_reasons=reasons,
+        **v.parts(f),
         first_seen=f.first,
         last_seen=end,
         subjects=[Subject({"node": f.node, "partitions": list(f.partitions), "shrinks": f.shrinks, "recovered": f.recovered},
                           window=Window.of(f.first, end, "first ISR shrink", "the ISR expanded again" if f.recovered else "last ISR shrink"))],
         cause={"kind": "isr-shrink", "node": f.node},
         evidence=ordered_evidence(evid),
-        remediation=v.item_list("remediation", f),
-        references=v.item_list("references", f),
-        ruled_out=v.item_list("ruled_out", f),
         details={"partitions": list(f.partitions), "shrinks": f.shrinks, "min_isr": f.min_isr, "clients_hit": list(f.clients_hit),
                  "dropped_nodes": list(f.dropped_nodes), "isr_updates_skipped": f.skipped},
     )

@@ -87,15 +87,9 @@ def finding(f: SheddingFacts) -> Finding:
     evid = [evidence(r, v.note("unload", f)) for r in f.unload_rows[:8]]
     if f.attempt_row is not None:
         evid.insert(0, evidence(f.attempt_row, v.note("overloaded", f)))
-    confidence, reasons = v.confidence(f)
     usage = v.phrase("usage", f) if f.usage_pct is not None else None
     return Finding(
-        id=v.id,
-        severity=v.severity(f),
-        title=v.phrase("title", f),
-        root_cause=v.phrase("root_cause", f),
-        confidence=confidence,
-        confidence_reasons=reasons,
+        **v.parts(f),
         first_seen=f.first,
         last_seen=f.last,
         subjects=[
@@ -105,9 +99,6 @@ def finding(f: SheddingFacts) -> Finding:
         ],
         cause={"kind": "overload", "broker": f.broker, "usage": usage, "resource": f.resource, "cadence_s": f.cadence_s, "bundles": list(f.bundles)},
         evidence=evid,
-        remediation=v.item_list("remediation", f),
-        references=v.item_list("references", f),
-        ruled_out=v.item_list("ruled_out", f),
         details={"unloads": f.unloads, "cadence_s": f.cadence_s},
     )
 

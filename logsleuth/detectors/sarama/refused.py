@@ -165,23 +165,14 @@ def facts(df: pl.DataFrame, inc: Incident) -> RefusedFacts:
 
 def finding(f: RefusedFacts, first_error_of_chain: str | None) -> Finding:
     v = VERDICT
-    confidence, reasons = v.confidence(f)
     return Finding(
-        id=v.id,
-        severity=v.severity(f),
-        title=v.phrase("title", f),
-        root_cause=v.phrase("root_cause", f),
-        confidence=confidence,
-        confidence_reasons=reasons,
+        **v.parts(f),
         first_seen=f.down_from,
         last_seen=f.up_at or f.last_ts,
         subjects=f.subjects,
         cause={"kind": "refused", "broker": f.broker, "node": f.node, "error": first_error_of_chain,
                "explanation": "the broker's port was closed: connections answered EOF and dials were refused at once"},
         evidence=ordered_evidence([evidence(row, v.note(note, f)) for note, row in f.rows.items()]),
-        remediation=v.item_list("remediation", f),
-        references=v.item_list("references", f),
-        ruled_out=v.item_list("ruled_out", f),
         details=f.details,
     )
 

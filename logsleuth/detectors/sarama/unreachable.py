@@ -145,15 +145,9 @@ def finding(f: UnreachableFacts) -> Finding:
         evid.append(evidence(f.no_broker_row, v.note("no_broker", f)))
     if f.recovered_row is not None:
         evid.append(evidence(f.recovered_row, v.note("recovered", f)))
-    confidence, reasons = v.confidence(f)
     end = f.recovered_at or f.last
     return Finding(
-        id=v.id,
-        severity=v.severity(f),
-        title=v.phrase("title", f),
-        root_cause=v.phrase("root_cause", f),
-        confidence=confidence,
-        confidence_reasons=reasons,
+        **v.parts(f),
         first_seen=f.first,
         last_seen=end,
         subjects=[Subject({"path": f.path, "brokers": list(f.brokers), "attempts": f.attempts, "kind": f.kind,
@@ -161,9 +155,6 @@ def finding(f: UnreachableFacts) -> Finding:
                           window=Window.of(f.first, end, "first failed dial", "connected again" if f.recovered_at else "last failed dial"))],
         cause={"kind": f"no-broker-{f.kind}", "brokers": list(f.brokers), "error": f.first_error},
         evidence=ordered_evidence(evid),
-        remediation=v.item_list("remediation", f),
-        references=v.item_list("references", f),
-        ruled_out=v.item_list("ruled_out", f),
         details={"known_brokers": list(f.known), "no_broker_lines": f.no_broker_lines},
     )
 
