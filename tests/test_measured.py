@@ -209,3 +209,17 @@ def test_a_message_with_a_dash_is_not_split_into_an_mdc(tmp_path):
     (e,) = [json.loads(x) for x in run("events", "--format", "ndjson", p).out.splitlines()]
     assert e["event"] == "client_server_error" and e["address"] == "pulsar-broker-1/10.20.3.41:6650"
     assert re.search(r"^\[id: 0x9e3b51c0", e["message"]), e["message"]
+
+
+def test_a_bootstrap_blip_without_a_client_id_still_needs_proof_of_recovery(tmp_path):
+    """Texts without '[Producer clientId=…]' (before 1.0): no 'Cluster ID' after the trouble and a log
+    that ends seconds later is not a recovered blip. (The recovery check's filter lost its path,
+    event and time conditions when the client had no id — an operator-precedence slip fixed with
+    this test; the test passes on that code too, the table it read holding no later row here.)"""
+    nc = "org.apache.kafka.clients.NetworkClient"
+    lines = ["[2017-03-01 10:00:00,000] INFO Kafka version : 0.10.2.1 (org.apache.kafka.common.utils.AppInfoParser)",
+             f"[2017-03-01 10:00:01,100] WARN Connection to node -1 could not be established. Broker may not be available. ({nc})",
+             f"[2017-03-01 10:00:02,150] WARN Connection to node -1 could not be established. Broker may not be available. ({nc})",
+             "[2017-03-01 10:00:05,000] INFO still starting (com.example.App)"]
+    (f,) = _of(_analyze(_write(tmp_path, "app.log", lines)), "kafka.broker-unreachable")
+    assert "Cluster ID" not in f["root_cause"], f["root_cause"]

@@ -104,8 +104,8 @@ def metadata_after(m: Model, ep: dict) -> dict | None:
     if node is None or node >= 0 or ep.get("to") is None:
         return None
     nxt = next_trouble(m, ep)
-    ok = m.kev.filter((pl.col("path") == ep["path"]) & (pl.col("event") == "cluster_id") & (pl.col("ts") > ep["to"])
-                      & (pl.col("client_id").is_null() | (pl.col("client_id") == ep["client"]) if ep.get("client") else pl.lit(True)))
+    same_client = (pl.col("client_id").is_null() | (pl.col("client_id") == ep["client"])) if ep.get("client") else pl.lit(True)
+    ok = m.kev.filter((pl.col("path") == ep["path"]) & (pl.col("event") == "cluster_id") & (pl.col("ts") > ep["to"]) & same_client)
     if nxt is not None:
         ok = ok.filter(pl.col("ts") < nxt)
     return ok.sort("ts").row(0, named=True) if ok.height else None
