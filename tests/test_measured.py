@@ -144,6 +144,9 @@ def test_sarama_tls_failures_after_connected_are_no_broker_reachable(tmp_path):
     lines.append("2024/07/16 08:03:11 [sarama] client/metadata no available broker to send metadata request to")
     (f,) = _of(_analyze(_write(tmp_path, "app.log", lines)), "sarama.no-broker-reachable")
     assert f["subjects"][0]["kind"] == "tls" and sorted(f["subjects"][0]["brokers"]) == ["b-1.example:9094", "b-2.example:9094"]
+    # the connections opened: they are not called failed dials
+    assert "opened but failed on their first request" in f["root_cause"] and "no broker answered" in f["root_cause"], f["root_cause"]
+    assert "dial" not in f["root_cause"], f["root_cause"]
 
 
 def test_a_sarama_leader_move_with_nothing_lost_is_no_finding(tmp_path):

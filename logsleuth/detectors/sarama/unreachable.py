@@ -47,7 +47,8 @@ class UnreachableFacts:
     last: dt.datetime | None
     brokers: list[str]  # the addresses whose dials failed
     known: list[str]  # every broker address this log names (failed, connected, registered, asked)
-    attempts: int  # failed dials
+    attempts: int  # failed dials, and connections whose first request failed (TLS, SASL)
+    handshakes: int  # of those, connections that opened and failed on their first request
     kind: str  # refused | no-route | dns | timeout | tls | reset | other | mixed
     first_error: str
     no_broker_lines: int  # sarama's own 'no available broker' / 'run out of available brokers'
@@ -99,7 +100,7 @@ def stretches(ctx: Context) -> list[UnreachableFacts]:
     )
     eps = fails.group_by(["path", "grp"], maintain_order=True).agg(
         first=pl.col("ts").min(), last=pl.col("ts").max(), brokers=pl.col("address").drop_nulls().unique(maintain_order=True),
-        attempts=pl.len(), kinds=pl.col("kind").unique(), first_error=pl.col("error").first(),
+        attempts=pl.len(), handshakes=pl.col("event").is_in(list(HANDSHAKE)).sum(), kinds=pl.col("kind").unique(), first_error=pl.col("error").first(),
         first_line=pl.col("line").min(), last_line=pl.col("line").max(),
         first_row=pl.struct(pl.all()).first(), last_row=pl.struct(pl.all()).last(),
     )
@@ -123,7 +124,7 @@ def stretches(ctx: Context) -> list[UnreachableFacts]:
         known = sorted({str(a) for a in mine.filter(pl.col("event").is_in(list(NAMES)))["address"].drop_nulls().to_list()} | set(brokers))
         kinds = sorted(str(k) for k in e["kinds"])
         out.append(UnreachableFacts(
-            path=e["path"], first=e["first"], last=e["last"], brokers=brokers, known=known, attempts=int(e["attempts"]),
+            path=e["path"], first=e["first"], last=e["last"], brokers=brokers, known=known, attempts=int(e["attempts"]), handshakes=int(e["handshakes"]),
             kind=kinds[0] if len(kinds) == 1 else "mixed", first_error=str(e["first_error"] or ""),
             no_broker_lines=no_b.height, failed_sends=sends,
             recovered_at=back["ts"][0] if back.height else None,
