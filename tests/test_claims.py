@@ -108,3 +108,56 @@ def test_a_detector_that_raises_fails_alone(monkeypatch):
     assert r.code == 0 and "kafka.delivery-timeout" in r.out
     said = [ln for ln in r.out.splitlines() if "kafka.broker-unreachable" in ln and "odd shape of log" in ln]
     assert len(said) == 1, r.out[-3000:]
+
+
+# ----------------------------------------------------------------------------- excerpts that start at the failure
+
+
+def _said(f: dict) -> str:
+    return " ".join([f["title"], f["root_cause"], *f["confidence_reasons"], *f["ruled_out"]])
+
+
+def _one(tmp_path, name: str, lines: list[str], fid: str) -> dict:
+    p = tmp_path / name
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    doc = run("analyze", "--tz", "UTC", "--format", "json", p).json()
+    (f,) = [f for f in doc["findings"] if f["id"] == fid]
+    return f
+
+
+def test_an_excerpt_starting_at_the_buffer_failure_does_not_say_no_drain_problem_was_logged(tmp_path):
+    lines = ["[2025-03-14 02:12:40,000] ERROR Failed to publish payment 7731 (com.example.payments.PaymentPublisher)",
+             "org.apache.kafka.clients.producer.BufferExhaustedException: Failed to allocate 16384 bytes within the configured max blocking time 60000 ms. Total memory: 33554432 bytes. Available memory: 0 bytes. Poolable size: 16384 bytes"]
+    f = _one(tmp_path, "payments.log", lines, "kafka.buffer-exhausted")
+    said = _said(f)
+    assert "No drain problem is logged" not in said and "none logged" not in said, said
+    assert "Why the buffer filled is not in this log" in f["root_cause"]
+    assert "log from 2025-03-14 02:11:40 UTC to 2025-03-14 02:12:40 UTC would show" in f["root_cause"]
+    assert f["cause"]["kind"] == "not-in-log"
+    # a log that covers the minute before, quiet, keeps the production-rate reading
+    quiet = [f"[2025-03-14 02:{m:02d}:00,000] INFO Published payment {7700 + m} (com.example.payments.PaymentPublisher)" for m in range(5, 12)]
+    g = _one(tmp_path, "payments-whole.log", quiet + lines, "kafka.buffer-exhausted")
+    assert g["cause"]["kind"] == "production-rate" and "No drain problem is logged on this client" in g["root_cause"]
+
+
+def test_an_excerpt_starting_at_the_expiry_does_not_say_the_client_logged_no_trouble(tmp_path):
+    lines = ["[2025-03-14 02:14:31,220] ERROR Failed to send order 81233 (com.example.orders.OrderPublisher)",
+             "org.apache.kafka.common.errors.TimeoutException: Expiring 12 record(s) for orders-3:120015 ms has passed since batch creation"]
+    f = _one(tmp_path, "orders.log", lines, "kafka.delivery-timeout")
+    assert "No drain problem is logged" not in _said(f) and "no failed connections" not in _said(f), _said(f)
+    assert "does not cover these batches' lifetime" in f["root_cause"] and f["cause"]["kind"] == "not-in-log"
+    assert "from 2025-03-14 02:12:31 UTC to 2025-03-14 02:14:31 UTC" in f["root_cause"]
+
+
+def test_a_one_line_broker_excerpt_rules_nothing_out_by_absence(tmp_path):
+    f = _one(tmp_path, "server.log", ["[2025-03-14 02:11:30,500] INFO [KafkaServer id=2] shutting down (kafka.server.KafkaServer)"],
+             "kafka.broker-restart")
+    assert not any("no start-up banner" in r or "no log directory failure" in r for r in f["ruled_out"]), f["ruled_out"]
+
+
+def test_a_warn_only_pulsar_log_does_not_say_there_was_no_unload(tmp_path):
+    cnx = "org.apache.pulsar.broker.service.ServerCnx"
+    rej = "[/10.20.3.17:51422][12] Producer with id persistent://tenant/ns/payments is already present on the connection"
+    f = _one(tmp_path, "broker.log", [f"2025-03-14T02:16:{s:02d},101+0000 [pulsar-io-4-7] WARN  {cnx} - {rej}" for s in (0, 16, 31)],
+             "pulsar.dangling-producer-future")
+    assert "no unload in these logs" not in f["title"] and "an unload would not show:" in f["title"] and "broker.log holds no INFO lines" in f["title"], f["title"]

@@ -148,3 +148,31 @@ def test_every_case_says_what_it_is() -> None:
         assert d.parent.name in {f["id"] for f in json.loads((d / "expected.json").read_text(encoding="utf-8"))["findings"]} or case.get("silent"), (
             f"{d.relative_to(ROOT)}: filed under {d.parent.name}, which its findings do not include"
         )
+
+
+def test_every_finding_has_a_minimal_excerpt_and_a_near_miss() -> None:
+    """Issue 28: per finding, the smallest excerpt that makes it (``minimal = true``: the golden pins
+    its graded severity and confidence) and a near miss just below the page's minimum evidence
+    (``near_miss = true``) on which logsleuth stays silent."""
+    problems = []
+    for fid in _finding_ids():
+        mine = [(d, load_case(d)) for d in cases() if d.parent.name == fid]
+        minimal = [(d, c) for d, c in mine if c.get("minimal")]
+        near = [(d, c) for d, c in mine if c.get("near_miss")]
+        if not minimal or not near:
+            problems.append(f"{fid}: {len(minimal)} minimal excerpt(s), {len(near)} near miss(es)")
+            continue
+        for d, c in minimal + near:
+            lines = sum(len((ROOT / i).read_text(encoding="utf-8").splitlines()) for i in c["_inputs"])
+            if lines > 12 or not c.get("partial"):
+                problems.append(f"{d.relative_to(ROOT)}: {lines} lines (an excerpt of 12 at most, marked partial)")
+        for d, _ in minimal:
+            got = [f["id"] for f in json.loads((d / "expected.json").read_text(encoding="utf-8"))["findings"]]
+            if got != [fid]:
+                problems.append(f"{d.relative_to(ROOT)}: findings {got}, expected only {fid}")
+        for d, _ in near:
+            got = [f["id"] for f in json.loads((d / "expected.json").read_text(encoding="utf-8"))["findings"]]
+            if got:
+                problems.append(f"{d.relative_to(ROOT)}: a near miss made findings {got}")
+    assert not problems, "\n".join(problems)
+

@@ -329,8 +329,10 @@ def test_52_identical_lines_are_one_batch_of_52(tmp_path):
     (f,) = delivery(tmp_path, p)
     assert per_tp(f) == {"orders-0": (52, 1)}  # not 52 × 52
     assert f["details"]["by_partition"]["orders-0"]["log_records"] == 52
-    # no drain problem in this log: said so, lower confidence
-    assert f["cause"]["kind"] == "none-found" and f["cause"]["node"] is None
+    # no drain problem in this log, which holds only the expiries (ERROR lines, nothing before them):
+    # the cause is said to be not in it (not that none happened), lower confidence
+    assert f["cause"]["kind"] == "not-in-log" and f["cause"]["node"] is None
+    assert "holds no WARN or INFO lines" in f["root_cause"] or "starts at" in f["root_cause"], f["root_cause"]
     assert f["confidence"] <= 0.6
 
 
@@ -398,7 +400,8 @@ def test_outage_links_only_within_the_same_file(tmp_path):
     a = write(tmp_path, "a.log", expiry_lines(4, 4, "orders-0", 120000, ts="2024-05-02 10:17:31,000"))
     b = write(tmp_path, "b.log", failures(2, 14, 19))
     (f,) = delivery(tmp_path, a, b)
-    assert f["cause"]["kind"] == "none-found"
+    # not linked to b.log's outage; a.log holds the expiries only, so their cause is not in it
+    assert f["cause"]["kind"] == "not-in-log" and f["cause"]["node"] is None
     # the same lines in one file do link
     c = write(tmp_path, "c.log", failures(2, 14, 19) + expiry_lines(4, 4, "orders-0", 120000, ts="2024-05-02 10:17:31,000"))
     (g,) = delivery(tmp_path, c)
@@ -419,7 +422,8 @@ def test_an_outage_long_over_before_the_batch_was_created_is_not_the_cause(tmp_p
 def test_trouble_that_starts_after_the_expiry_is_not_its_cause(tmp_path):
     lines = expiry_lines(4, 4, "orders-0", 120000, ts="2024-05-02 10:17:31,000") + failures(2, 20, 22)
     (f,) = delivery(tmp_path, write(tmp_path, "a.log", lines))
-    assert f["cause"]["kind"] == "none-found"
+    # not linked; the file starts at the expiry, so the batches' lifetime is not in it
+    assert f["cause"]["kind"] == "not-in-log" and f["cause"]["node"] is None
 
 
 def test_the_client_of_the_network_thread_must_match(tmp_path):
@@ -461,6 +465,8 @@ def test_buffer_exhausted_without_a_drain_problem(tmp_path):
             "org.apache.kafka.common.errors.TimeoutException: Failed to allocate memory within the configured max blocking time 45000 ms.")
         for s in range(0, 50, 5)
     ]
+    # the application's own INFO lines cover the max.block.ms before the first failure, and show no trouble
+    lines = [l4j(f"2019-04-01 10:{m:02d}:00,000", "INFO", f"order {m} published", APP) for m in range(10, 16)] + lines
     doc = analyze(write(tmp_path, "a.log", lines), "--format", "json").json()
     (f,) = of(doc, "kafka.buffer-exhausted")
     s = f["subjects"][0]
@@ -696,7 +702,8 @@ def test_buffer_without_a_cause_states_which_expiries_it_counts(tmp_path):
     )
     doc = analyze(write(tmp_path, "a.log", sorted(lines)), "--format", "json").json()
     (dt_,) = of(doc, "kafka.delivery-timeout")
-    assert (dt_["details"]["records"], dt_["details"]["batches"]) == (19, 4) and dt_["cause"]["kind"] == "none-found"
+    # the file starts at the first expiry and holds ERROR lines only: the batches' lifetime is not in it
+    assert (dt_["details"]["records"], dt_["details"]["batches"]) == (19, 4) and dt_["cause"]["kind"] == "not-in-log"
     (bx,) = of(doc, "kafka.buffer-exhausted")
     assert bx["cause"]["kind"] == "expired-batches"
     assert bx["subjects"][0]["expired_records"] == 8 and bx["details"]["expired_batches"] == 2

@@ -48,6 +48,16 @@ class Coverage:
     def has_info(self) -> bool:
         return self.levels.get("INFO", 0) > 0 or self.levels.get("DEBUG", 0) > 0 or self.levels.get("TRACE", 0) > 0
 
+    def shows(self, level: str) -> bool:
+        """Could this input hold lines of ``level``? Yes when it holds that level or a lower one, or
+        when no level is known (a log without levels is not said to lack any)."""
+        order = ["TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL"]
+        known = {("WARN" if k == "WARNING" else k): v for k, v in self.levels.items() if v}
+        if not any(k in order for k in known):
+            return True
+        want = order.index(level)
+        return any(order.index(k) <= want for k in known if k in order)
+
     def covers(self, t0: dt.datetime, t1: dt.datetime) -> tuple[bool, str]:
         """Is [t0, t1] inside the file's span and free of gaps? (and why not)"""
         if self.first is None or self.last is None:

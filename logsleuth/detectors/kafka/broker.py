@@ -317,7 +317,7 @@ def explain(ctx: Context, node: int | None, start: dt.datetime, end: dt.datetime
         story.text = (f"The broker's side ({names}): {who}'s own logs show no shutdown, restart, disk error, session expiry "
                       f"or silence from {fmt_time(w0)} to {fmt_time(w1)}: the broker process kept running, so look at the network "
                       "path between the clients and it, or at its request queues.")
-    story.ruled_out = _ruled_out(story, node, w0, w1, has, bev, logs)
+    story.ruled_out = _ruled_out(ctx, story, node, w0, w1, has, bev, logs)
     return story
 
 
@@ -350,18 +350,27 @@ def _not_covering(ctx: Context, node: int, logs: list[str], start: dt.datetime, 
     return story
 
 
-def _ruled_out(story: BrokerStory, node: int | None, w0, w1, has, bev: pl.DataFrame, logs: list[str]) -> list[str]:
-    span = f"from {fmt_time(w0)} to {fmt_time(w1)}"
-    out = []
+COVERED_MIN = dt.timedelta(seconds=30)  # a broker log covering less of the window than this rules nothing out by absence
+
+
+def _ruled_out(ctx: Context, story: BrokerStory, node: int | None, w0, w1, has, bev: pl.DataFrame, logs: list[str]) -> list[str]:
+    # an absence is stated for the part of the window the node's logs cover, and not at all when
+    # they cover (almost) none of it: a one-line excerpt shows no banner because it holds one line
+    spans = [(r.first_ts, r.last_ts) for r in ctx.log_inputs() if r.name in logs and r.first_ts is not None and r.last_ts is not None]
+    c0 = max([w0, *[a for a, _ in spans]]) if spans else w0
+    c1 = min([w1, *[b for _, b in spans]]) if spans else w1
+    out: list[str] = []
+    silent = [f"A broker that was up but refusing clients: {node_words(node)} logged nothing at all while the clients failed"] if story.kind == "silent" else []
+    if c1 - c0 < COVERED_MIN:
+        return silent
+    span = f"from {fmt_time(c0)} to {fmt_time(c1)}" + ("" if (c0, c1) == (w0, w1) else " (the part of the window it covers)")
     if story.kind not in ("controlled-restart", "controlled-shutdown", "restart", "shutdown") and not has(*SHUTDOWN).height:
         out.append(f"A controlled shutdown or rolling restart of {node_words(node)}: its log has no shutdown lines {span}")
     if story.kind not in ("disk-full", "log-dir-failure") and not story.disk_full:
         out.append(f"A full disk or failed log directory on {node_words(node)}: no log directory failure in its log {span}")
     if story.kind not in ("crash-restart",) and not has(*STARTUP).height:
         out.append(f"A crash and restart of {node_words(node)}: no start-up banner in its log {span}")
-    if story.kind == "silent":
-        out.append(f"A broker that was up but refusing clients: {node_words(node)} logged nothing at all while the clients failed")
-    return out
+    return out + silent
 
 
 def _silence(ctx: Context, logs: list[str], t0: dt.datetime, t1: dt.datetime, bev: pl.DataFrame):

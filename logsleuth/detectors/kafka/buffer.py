@@ -68,6 +68,11 @@ class BufferFacts:
     whole_expired: int = 0  # records with no logged cause in this file
     whole_expired_batches: int = 0
     metadata_timeouts: int = 0  # 'not present in metadata after N ms' in this file
+    # does the file cover the max.block.ms before the first failure, with the client's WARN lines?
+    # (only then is 'no drain problem logged' a statement about that time, not about a missing log)
+    lookback_covered: bool = True
+    lookback_why: str = ""
+    lookback_from: dt.datetime | None = None
     episode: dict | None = None  # the trouble episode it is linked to (kafka model)
     client_id: str | None = None
     exception: str | None = None
@@ -125,6 +130,7 @@ def facts(ctx: Context) -> tuple[km.Model | None, list[BufferFacts]]:
         else:
             loss, scope = {"expired_records": 0, "expired_batches": 0, "expired_first": None, "expired_last": None}, None
         expired = loss["expired_records"]
+        covered, why, since = _lookback(ctx, path, r["first_seen"], r["max_block_ms"])
         whole = km.loss_of(m, path, None) if ep is None and expired else {"expired_records": 0, "expired_batches": 0}
         out.append(BufferFacts(
             path=path, count=loss["failed_sends"] if scope == "cause" else r["count"],
@@ -140,8 +146,27 @@ def facts(ctx: Context) -> tuple[km.Model | None, list[BufferFacts]]:
             episode=ep, client_id=r["client_id"] or ((ep.get("client") or None) if ep else None),
             exception=r["exception"], request_bytes=r["request_bytes"], runs=r["runs"],
             first_row=r["first_row"], last_row=r["last_row"],
+            lookback_covered=covered, lookback_why=why, lookback_from=since,
         ))
     return m, out
+
+
+def _lookback(ctx: Context, path: str, first: dt.datetime | None, max_block_ms: int | None) -> tuple[bool, str, dt.datetime | None]:
+    """Whether ``path`` covers the max.block.ms before the first failed send, holding WARN lines
+    (the client's failed connections and retries are WARN), and why not."""
+    if first is None:
+        return False, f"{path} has no time stamps", None
+    try:
+        since = first - dt.timedelta(milliseconds=max_block_ms or DEFAULT_MAX_BLOCK_MS)
+    except OverflowError:  # a max.block.ms no clock can hold
+        return False, f"max.block.ms = {max_block_ms} ms reaches past any log", None
+    cov = ctx.coverage(path)
+    if cov is None:
+        return True, "", since
+    ok, why = cov.covers(since, first)
+    if ok and not cov.shows("WARN"):
+        ok, why = False, f"{path} holds no WARN or INFO lines"
+    return ok, why, since
 
 
 def finding(m: km.Model, f: BufferFacts) -> Finding:
@@ -155,8 +180,10 @@ def finding(m: km.Model, f: BufferFacts) -> Finding:
         cause = kt.cause_of(ep)
     elif f.drain == "expired":
         cause = {"kind": "expired-batches", "node": None, "address": None, "from": f.expired_first, "to": f.last}
-    else:
+    elif f.lookback_covered:
         cause = {"kind": "production-rate", "node": None, "address": None, "from": f.first, "to": f.last}
+    else:  # the time that would show why is not in the log
+        cause = {"kind": "not-in-log", "node": None, "address": None, "from": f.first, "to": f.last}
     return Finding(
         **v.parts(f),
         first_seen=f.first,

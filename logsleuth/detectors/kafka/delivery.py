@@ -12,6 +12,8 @@ kafka.buffer-exhausted state for that outage.
 
 from __future__ import annotations
 
+import datetime as dt
+
 import polars as pl
 
 from logsleuth.detectors.kafka import model as km
@@ -109,6 +111,25 @@ def _assessment(e_min: float | None, e_max: float | None, legacy: bool, texts: l
         "(raised, or the sender thread was stalled before it could expire them)",
         False,
     )
+
+
+def _lifetime_unseen(ctx: Context, path: str, first, e_min: float | None) -> tuple[str, object] | None:
+    """(why, since) when ``path`` does not cover the lifetime of its first expired batch — from
+    ``e_min`` ms before the first expiry to it — with WARN lines; None when it does (or the times
+    are not known)."""
+    if first is None or e_min is None:
+        return None
+    try:
+        since = first - dt.timedelta(milliseconds=e_min)
+    except OverflowError:  # an age no clock can hold: nothing is said of the time before the expiry
+        return f"the stated age, {e_min:.0f} ms, reaches past any log", None
+    cov = ctx.coverage(path)
+    if cov is None:
+        return None
+    ok, why = cov.covers(since, first)
+    if ok and not cov.shows("WARN"):
+        ok, why = False, f"{path} holds no WARN or INFO lines"
+    return None if ok else (why, since)
 
 
 def _untimed_drain(m: km.Model, path: str) -> tuple | None:
@@ -264,6 +285,20 @@ def _finding(ctx: Context, m: km.Model, path: str, ep: dict | None, tps: pl.Data
         reasons.append("- no time stamps: how long the node was unreachable, and whether it overlapped each batch's lifetime, is not known")
         evid += [Evidence(path, ln, None, None, note="before the expiries: " + ("failed connection" if k < n_fail else "disconnect / retry"))
                  for k, ln in enumerate(lines_of[:4])]
+    elif (blind := _lifetime_unseen(ctx, path, first, e_min)) is not None:
+        # the batches waited before the file begins (an excerpt) or the file holds no WARN lines:
+        # that no trouble is logged says nothing about that time
+        why, since = blind
+        cause = {"kind": "not-in-log", "node": None, "address": None, "from": since, "to": first}
+        story += (
+            f" Why they could not be delivered is not in this log: it does not cover these batches' lifetime ({why}). "
+            + (f"This client's log from {fmt_time(since)} to {fmt_time(first)}" if since is not None else "This client's log before the expiry")
+            + ", with org.apache.kafka.clients at WARN or lower, would show "
+            "whether it could reach the brokers (failed connections, disconnects, produce retries); if it was quiet, the brokers' "
+            "logs of that time (slow produce requests, acks=all waiting for in-sync replicas)."
+        )
+        conf -= 0.15
+        reasons.append(f"- the log does not cover these batches' lifetime ({why}): the cause is not in it")
     else:
         cause = {"kind": "none-found", "node": None, "address": None, "from": None, "to": None}
         story += (

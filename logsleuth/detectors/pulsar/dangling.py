@@ -648,7 +648,7 @@ def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.
     what = (
         "dangling producer future after a namespace-bundle unload" if cause and not (fixed or answered)
         else "producer id left registered after a namespace-bundle unload" if cause
-        else "rejected as 'already present on the connection' (no unload in these logs)"
+        else "rejected as 'already present on the connection' (" + _unload_unseen(ctx, where, first) + ")"
     )
     if still:
         title = f"{plural(n, 'producer')} stuck since {fmt_time(first)}: {what}"
@@ -782,6 +782,18 @@ def _who(s: dict, short: bool = False) -> str:
     if conn:
         who += f" on {safe(conn)}"
     return who
+
+
+def _unload_unseen(ctx, where: list[str], first) -> str:
+    """Why no unload is named: not in these logs, or these logs could not show one (an absence is
+    said only where the input covers it: a log without INFO lines, or one that starts at the first
+    rejection, cannot show the unload before it)."""
+    covs = [c for c in (ctx.coverage(p) for p in where) if c is not None]
+    if covs and all(c.levels and not c.has_info for c in covs):
+        return f"an unload would not show: {safe(covs[0].path)} holds no INFO lines"
+    if covs and first is not None and all(c.first is not None and c.first >= first for c in covs):
+        return "an unload would not show: the log starts at the first rejection"
+    return "no unload in these logs"
 
 
 def _restart_targets(stuck: list[dict]) -> list[str]:

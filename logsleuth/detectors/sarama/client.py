@@ -85,7 +85,7 @@ class Broker:
             return (named or self.addresses)[0]
         if self.ips:
             return self.ips[0]
-        return f"broker #{self.node}"
+        return f"#{self.node}"  # read after the word "broker" in every text: "broker #1"
 
     def to_json(self) -> dict:
         return {"node": self.node, "addresses": list(self.addresses), "ips": list(self.ips)}
