@@ -226,3 +226,32 @@ def test_a_bootstrap_blip_without_a_client_id_still_needs_proof_of_recovery(tmp_
              "[2017-03-01 10:00:05,000] INFO still starting (com.example.App)"]
     (f,) = _of(_analyze(_write(tmp_path, "app.log", lines)), "kafka.broker-unreachable")
     assert "Cluster ID" not in f["root_cause"], f["root_cause"]
+
+
+def test_go_test_output_between_log_lines_is_a_record_of_its_own(tmp_path):
+    """`go test -v` under a CI runner's stamps: t.Log lines (four spaces, name_test.go:N:) carry the
+    errors sarama returned; indented, they were continuation lines of the sarama line before them
+    and their errors were not read as events of their own."""
+    stamp = "2023-10-02T07:41:15.50{:02d}000Z"
+    lines = [f"{stamp.format(i)} [sarama] 2023/10/02 07:41:15 client/brokers resurrecting 1 dead seed brokers" for i in range(2)]
+    lines += [f"{stamp.format(10 + i)}     roundtrip_test.go:73: kafka: Failed to produce message to topic order-events: circuit breaker is open" for i in range(3)]
+    lines += [f"{stamp.format(20)}         a second line of that message, indented four more",
+              f"{stamp.format(21)}     roundtrip_test.go:81: expected 500 acked messages, got 212",
+              f"{stamp.format(22)} --- FAIL: TestOrderEventsRoundTrip (3.07s)"]
+    p = _write(tmp_path, "ci.log", lines)
+    ev = [json.loads(x) for x in run("events", "--format", "ndjson", "--tz", "UTC", p).out.splitlines()]
+    produced = sorted({(e["line"], e["line_end"]) for e in ev if e["event"] == "sarama_produce_failed"})
+    # each t.Log line its own record; the deeper-indented line continues the one before it
+    assert produced == [(3, 3), (4, 4), (5, 6)], produced
+
+
+def test_a_record_start_without_a_matching_sample_is_refused(tmp_path):
+    from logsleuth.ingest.layouts.catalog import PackError, load_record_starts
+
+    bad = tmp_path / "layouts.toml"
+    bad.write_text("[[record_start]]\nid = 'x'\nregex = '^ {4}x_test'\nsample = ['  y']\n", encoding="utf-8")
+    with pytest.raises(PackError, match="sample does not match"):
+        load_record_starts(bad)
+    bad.write_text("[[record_start]]\nid = 'x'\nregex = 'x_test'\nsample = ['x_test']\n", encoding="utf-8")
+    with pytest.raises(PackError, match="anchored"):
+        load_record_starts(bad)

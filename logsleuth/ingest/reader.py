@@ -20,7 +20,7 @@ from logsleuth.ingest import compiled
 from logsleuth.ingest import wrappers as wrap
 from logsleuth.ingest.compiled import Chunk, Scanner
 from logsleuth.ingest.layouts import infer
-from logsleuth.ingest.layouts.catalog import builtin_layouts
+from logsleuth.ingest.layouts.catalog import builtin_layouts, record_start_regex
 from logsleuth.ingest.layouts.detect import MIN_RATE, SAMPLE_LINES, Detection, detect
 from logsleuth.ingest.records import RECORD_SCHEMA, assemble, stamp_prefix_expr, start_expr
 from logsleuth.ingest.timeparse import stamp_expr
@@ -749,6 +749,8 @@ def _scanner(det: Detection, clock: FileClock, select, reduce, process) -> Scann
     if any(c in r for r in regexes for c in "\n\r\0"):  # a literal a line cannot hold (searched over the unsplit text)
         return None
     start = lay.ts_regex if "(?P<ts>" in lay.start_regex else lay.start_regex
+    extra = record_start_regex()  # the same record starts as the Polars path (records.start_expr)
+    start = start if extra is None else f"(?:{start})|{extra}"
     return Scanner(mod, start, infer.any_dated_stamp(), infer.HEAD_CHARS, regexes)
 
 

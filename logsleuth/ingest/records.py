@@ -14,7 +14,7 @@ import re
 import polars as pl
 
 from logsleuth.ingest.layouts import infer
-from logsleuth.ingest.layouts.catalog import LEVELS, Layout
+from logsleuth.ingest.layouts.catalog import LEVELS, Layout, record_start_regex
 from logsleuth.ingest.timeparse import FileClock, stamp_expr
 
 FIELD_COLUMNS = ("level", "logger", "thread", "pid", "srcfile", "srcline")
@@ -42,10 +42,12 @@ def start_expr(layout: Layout) -> pl.Expr:
     without a timestamp use their whole head (``start_regex``)."""
     if layout.is_fallback:
         return pl.lit(True)
+    extra = record_start_regex()  # lines that start a record under any layout (layouts.toml [[record_start]])
     if layout.inferred:  # a stamp near the start of the line (infer.py reads the line's head)
-        return infer.head(pl.col("text")).str.contains(layout.start_regex)
+        start = infer.head(pl.col("text")).str.contains(layout.start_regex)
+        return start if extra is None else start | pl.col("text").str.contains(extra)
     regex = layout.ts_regex if "(?P<ts>" in layout.start_regex else layout.start_regex
-    return pl.col("text").str.contains(regex)
+    return pl.col("text").str.contains(regex if extra is None else f"(?:{regex})|{extra}")
 
 
 def full_regex(layout: Layout) -> str:

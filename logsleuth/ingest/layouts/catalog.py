@@ -247,6 +247,43 @@ def load_layouts(path: Path | None = None) -> list[Layout]:
     return out
 
 
+def load_record_starts(path: Path | None = None) -> tuple[str, ...]:
+    """``[[record_start]]`` of layouts.toml: lines that begin a record of their own under any
+    layout, though they do not begin the way the layout's lines do (Go's test output, four spaces
+    and ``name_test.go:N:``, between a program's log lines: indented, so otherwise a continuation).
+    Each regex is anchored at the line's start and every sample must match it."""
+    path = path or patterns_dir() / "layouts.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise PackError(f"{path}: cannot read layouts ({e})") from None
+    out = []
+    for i, entry in enumerate(data.get("record_start", [])):
+        where = f"{path.name}: record_start {entry.get('id') or '#' + str(i + 1)}"
+        regex = entry.get("regex")
+        if not isinstance(regex, str) or not regex.startswith("^"):
+            raise PackError(f"{where}: needs a regex anchored with ^")
+        try:
+            rx = re.compile(regex)
+        except re.error as e:
+            raise PackError(f"{where}: bad regex ({e})") from None
+        samples = entry.get("sample") or []
+        if not samples:
+            raise PackError(f"{where}: needs at least one sample")
+        for line in samples:
+            if not rx.search(line):
+                raise PackError(f"{where}: sample does not match: {line[:80]!r}")
+        out.append(regex)
+    return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def record_start_regex() -> str | None:
+    """One regex for every ``[[record_start]]`` (None when there are none)."""
+    starts = load_record_starts()
+    return "|".join(f"(?:{r})" for r in starts) if starts else None
+
+
 _BUILTIN_LOCK = threading.Lock()
 
 
