@@ -21,7 +21,7 @@ _spec = importlib.util.spec_from_file_location("measured_score", HERE / "score.p
 score = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(score)  # type: ignore[union-attr]
 FILES = score.expectations(HERE)
-CORE_RATE_FLOOR = 0.88  # measured at the end of the session that built the set (88.8 %); raise it, never lower it
+CORE_RATE_FLOOR = 0.90  # 88.8 % when the set was built, 90.2 % a session later; raise it, never lower it
 
 
 def _runner(args: list[str]) -> tuple[int, str]:
