@@ -10,71 +10,40 @@ import datetime as dt
 
 import polars as pl
 
+from dataclasses import dataclass, field
+
 from logsleuth.detectors.kafka.broker import link_episode
 from logsleuth.detectors.kafka.model import (
     RECOVERY_QUIET, Model, build, loss_of, pre_2_1, refusals, same_node_elsewhere, waits_of,
 )
-from logsleuth.detectors.kafka.text import (
-    LEGACY_REFERENCE, REFERENCES, cause_of, client_in, client_label, connection_failures, episode_facts, episode_quotes,
-    lost_text, no_metadata, node_label, plural, quote,
-)
-from logsleuth.detectors.base import Context, Detector, evidence, fmt_duration, fmt_time, ordered_evidence, safe
+from logsleuth.detectors.kafka import text as kt
+from logsleuth.detectors.base import Context, Detector, evidence, ordered_evidence, safe
 from logsleuth.detectors.finding import Finding
+from logsleuth.detectors.verdict import Verdict
 
-SHORT_BLIP = dt.timedelta(seconds=10)
-# the finding's minimum evidence: trouble shorter than this, with no more failed connections than
-# this, nothing lost and over, is a blip the retries absorbed (a start-up race, one reconnect): no finding
-TRANSIENT_S = SHORT_BLIP.total_seconds()
-TRANSIENT_FAILED_CONNECTIONS = 2
-TRANSIENT_RETRIES = 1  # produce retries: retries counting down to their last attempt are worth a (low) finding
-# an unreachable broker that came back within this, with nothing lost, is context (low), not an alert:
-# a routine (rolling) restart; half the default delivery.timeout.ms
-LONG_OUTAGE = dt.timedelta(minutes=1)
-
+VERDICT = Verdict.load(__file__, "kafka.broker-unreachable")
+VERDICT.filters.update({
+    "node_label": lambda ep: kt.node_label(ep) if ep else None,
+    "client_label": lambda ep: kt.client_label(ep) if ep else None,
+    "episode_facts": lambda ep: kt.episode_facts(ep) if ep else None,
+    "connection_failures": lambda ep: kt.connection_failures(ep) if ep else None,
+    "no_metadata": lambda ep: kt.no_metadata(ep) if ep else None,
+})
+TH = VERDICT.thresholds
+# the finding's minimum evidence (kafka.broker-unreachable.toml): trouble shorter than this, with no
+# more failed connections than this, nothing lost and over, is a blip the retries absorbed
+TRANSIENT_S = float(TH["transient_s"])
+TRANSIENT_FAILED_CONNECTIONS = TH["transient_failed_connections_count"]
+TRANSIENT_RETRIES = TH["transient_retries_count"]
+LONG_OUTAGE = dt.timedelta(seconds=TH["long_outage_s"])
 
 METADATA_TEXT = r"(?:not present in metadata|Failed to update metadata) after \d+ ms"
-
-
-def topics_named(topics: list) -> str:
-    if not topics:
-        return "the topic"
-    shown = ", ".join(safe(t) for t in topics[:4]) + (f" and {len(topics) - 4} more" if len(topics) > 4 else "")
-    return ("topic " if len(topics) == 1 else "topics ") + shown
-
-
-def metadata_text(waits: pl.DataFrame) -> str:
-    """'topic audit-events, after 60000 ms': what the metadata-wait timeouts of a finding name."""
-    topics = waits.get_column("topic").drop_nulls().unique().sort().to_list()
-    ms = waits.get_column("wait_ms").drop_nulls().unique().sort().to_list()
-    after = ", after " + " / ".join(f"{x:.0f}" for x in ms[:3]) + " ms" if ms else ""
-    return topics_named(topics) + after
-
-
-REFUSED_KINDS = {  # event -> (one, many): how the refused-topic lines are named in prose
-    "topic_authorization_failed": ("topic authorization failure", "topic authorization failures"),
-    "metadata_invalid_topics": ("invalid-topic response", "invalid-topic responses"),
-}
 
 
 def refused_topics(refused: pl.DataFrame) -> list[str]:
     """The topic names of refused-topic lines ('[orders, payments]' -> orders, payments)."""
     t = refused.get_column("topics").drop_nulls().str.strip_chars("[] ").str.split(",").explode().str.strip_chars()
     return t.filter(t.str.len_chars() > 0).unique().sort().to_list()
-
-
-def names_text(names: list) -> str:
-    return ", ".join(safe(t) for t in names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-
-
-def refused_text(refused: pl.DataFrame) -> str:
-    """'1 topic authorization failure (orders, payments) and 1 invalid-topic response (orders!)'."""
-    parts = []
-    for event, (one, many) in REFUSED_KINDS.items():
-        r = refused.filter(pl.col("event") == event)
-        if r.height:
-            names = refused_topics(r)
-            parts.append(plural(r.height, one, many) + (f" ({names_text(names)})" if names else ""))
-    return " and ".join(parts)
 
 
 def file_end(ctx: Context, path: str) -> dt.datetime | None:
@@ -111,22 +80,21 @@ def metadata_after(m: Model, ep: dict) -> dict | None:
     return ok.sort("ts").row(0, named=True) if ok.height else None
 
 
-def recovered(ctx: Context, m: Model, ep: dict) -> tuple[bool, str]:
+def recovery(ctx: Context, m: Model, ep: dict) -> dict:
+    """Whether the trouble is over, and how the log shows it (the words are the verdict's
+    'recovery'): ok, kind (metadata | unknown-end | until-next | quiet-to-end | ends-soon), and the
+    times and line it rests on."""
     meta = metadata_after(m, ep)
     if meta is not None:
-        return True, (f"the client got the cluster's metadata at {fmt_time(meta['ts'])} ('Cluster ID: …', line {meta['line']}): "
-                      "a bootstrap broker answered")
-    quiet = quiet_after(ctx, m, ep)
-    nxt = next_trouble(m, ep)
+        return {"ok": True, "kind": "metadata", "meta_ts": meta["ts"], "meta_line": meta["line"], "quiet_s": None, "next_ts": None}
+    quiet, nxt = quiet_after(ctx, m, ep), next_trouble(m, ep)
+    out = {"meta_ts": None, "meta_line": None, "quiet_s": quiet, "next_ts": nxt}
     if quiet is None:
-        return False, "the log's end is unknown"
+        return {**out, "ok": False, "kind": "unknown-end"}
+    enough = quiet >= RECOVERY_QUIET.total_seconds()
     if nxt is not None:
-        ok = quiet >= RECOVERY_QUIET.total_seconds()
-        return ok, (f"no trouble logged for {fmt_duration(quiet)} after {fmt_time(ep['to'])}, until this client's next "
-                    f"trouble at {fmt_time(nxt)}")
-    if quiet >= RECOVERY_QUIET.total_seconds():
-        return True, f"no trouble logged in the {fmt_duration(quiet)} the log goes on after {fmt_time(ep['to'])}"
-    return False, f"the log ends {fmt_duration(quiet)} after the last trouble line: it may still be going on"
+        return {**out, "ok": enough, "kind": "until-next"}
+    return {**out, "ok": enough, "kind": "quiet-to-end" if enough else "ends-soon"}
 
 
 # ----------------------------------------------------------------------------- the finding
@@ -165,283 +133,141 @@ def transient(ctx: Context, m: Model, ep: dict, loss: dict) -> bool:
         return False
     if refusals(m, ep).height:
         return False
-    return recovered(ctx, m, ep)[0]
+    return recovery(ctx, m, ep)["ok"]
+
+
+@dataclass
+class OutageFacts:
+    """One trouble episode of one client (the shared Kafka model's episode) and what it cost."""
+
+    path: str
+    client: str | None
+    episode: dict = field(repr=False)
+    unreachable: bool  # connections failed (else: the node dropped connections / let requests time out)
+    node: int | None
+    ep_from: dt.datetime | None
+    ep_to: dt.datetime | None
+    duration_s: float
+    failed_connections: int
+    failures_and_drops: int  # failed connections and bootstrap disconnects
+    bootstrap_drops: int
+    timeout_retries: int
+    dns_failures: int
+    auth_failures: int
+    not_leader_retries: int
+    metadata_errors: int
+    named_tps: bool  # the produce retries name the node themselves
+    expired: int
+    expired_batches: int
+    failed_sends: int
+    meta_fails: int  # send() calls that failed waiting for metadata
+    net_fails: int  # sends failed with a NetworkException, no retry left
+    net_detail: str | None
+    wait_topics: list[str]
+    wait_ms: list[float]  # the metadata waits' max.block.ms values (the first three)
+    wait_max_ms: int | None
+    metadata_topics: list[str]
+    denied: int  # topic authorization failures meanwhile
+    denied_topics: list[str]
+    invalid: int  # invalid-topic responses meanwhile
+    invalid_topics: list[str]
+    refused: int
+    ok: bool  # the trouble is over, by the log
+    recovery_kind: str  # metadata | unknown-end | until-next | quiet-to-end | ends-soon
+    meta_ts: dt.datetime | None
+    meta_line: int | None
+    quiet_s: float | None
+    next_ts: dt.datetime | None
+    long_outage: bool
+    others: list[str]  # 'client in path' of the other clients that saw the node fail meanwhile
+    other_clients: int
+    several_client_logs: bool
+    legacy: bool
+    address: str  # the node's address, or 'address not logged'
+    bootstrap_address: str
+
+    @property
+    def lost(self) -> bool:
+        return bool(self.expired or self.failed_sends or self.meta_fails or self.net_fails)
+
+    @property
+    def legacy_reference(self) -> str:
+        return kt.LEGACY_REFERENCE
+
+
+def facts(ctx: Context, m: Model, ep: dict, loss: dict) -> tuple[OutageFacts, pl.DataFrame, pl.DataFrame, pl.DataFrame, list[dict]]:
+    waits = waits_of(m, ep["path"], ep["ep"])
+    refused = refusals(m, ep)
+    nets = m.nets.filter((pl.col("path") == ep["path"]) & (pl.col("ep") == ep["ep"]))
+    others = same_node_elsewhere(m, ep)
+    rec = recovery(ctx, m, ep)
+    denied = refused.filter(pl.col("event") == "topic_authorization_failed")
+    invalid = refused.filter(pl.col("event") == "metadata_invalid_topics")
+    block = waits["wait_ms"].drop_nulls() if waits.height else pl.Series([], dtype=pl.Float64)
+    f = OutageFacts(
+        path=ep["path"], client=ep["client"] or None, episode=ep, unreachable=ep["kind"] == "broker-unreachable", node=ep.get("node"),
+        ep_from=ep["from"], ep_to=ep["to"], duration_s=ep["duration_s"], failed_connections=ep["failed_connections"],
+        failures_and_drops=ep["failed_connections"] + ep["bootstrap_drops"], bootstrap_drops=ep["bootstrap_drops"],
+        timeout_retries=ep["timeout_retries"], dns_failures=ep["dns_failures"], auth_failures=ep["auth_failures"],
+        not_leader_retries=ep["not_leader_retries"], metadata_errors=ep["metadata_errors"], named_tps=bool(ep["named_tps"]),
+        expired=loss["expired_records"], expired_batches=loss["expired_batches"], failed_sends=loss["failed_sends"],
+        meta_fails=loss["metadata_timeouts"], net_fails=loss["network_failures"],
+        net_detail=(nets["detail"].drop_nulls().first() if nets.height and "detail" in nets.columns else None),
+        wait_topics=waits.get_column("topic").drop_nulls().unique().sort().to_list() if waits.height else [],
+        wait_ms=waits.get_column("wait_ms").drop_nulls().unique().sort().to_list()[:3] if waits.height else [],
+        wait_max_ms=int(block.max()) if block.len() else None, metadata_topics=list(loss["metadata_topics"] or []),
+        denied=denied.height, denied_topics=refused_topics(denied) if denied.height else [],
+        invalid=invalid.height, invalid_topics=refused_topics(invalid) if invalid.height else [], refused=refused.height,
+        ok=rec["ok"], recovery_kind=rec["kind"], meta_ts=rec["meta_ts"], meta_line=rec["meta_line"], quiet_s=rec["quiet_s"], next_ts=rec["next_ts"],
+        long_outage=ep["duration_s"] >= LONG_OUTAGE.total_seconds(),
+        others=sorted({safe(kt.client_in(o["client"], o["path"])) for o in others}),
+        other_clients=len({(o["path"], o["client"]) for o in others}), several_client_logs=m.episodes.get_column("path").n_unique() > 1,
+        legacy=pre_2_1(m, ep["path"]), address=safe(ep.get("address") or ep.get("host") or "address not logged"),
+        bootstrap_address=safe(ep.get("address") or ep.get("host") or "it (address not logged)"),
+    )
+    return f, waits, refused, nets, others
 
 
 def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:
-    expired, expired_batches, failed_sends = loss["expired_records"], loss["expired_batches"], loss["failed_sends"]
-    meta_fails = loss["metadata_timeouts"]
-    net_fails = loss["network_failures"]
-    waits = waits_of(m, ep["path"], ep["ep"])
-    refused = refusals(m, ep)
-    legacy = pre_2_1(m, ep["path"])
-    unreachable = ep["kind"] == "broker-unreachable"
-    span = fmt_duration(ep["duration_s"])
-    ok, recovery = recovered(ctx, m, ep)
-    others = same_node_elsewhere(m, ep)
-    who = client_label(ep)
-    what = node_label(ep) if ep.get("node") is not None else "a broker these texts do not name"
-    node_said = f"node {ep['node']}" if ep.get("node") is not None else "the broker (which node: not in these texts)"
-    lost = bool(expired or failed_sends or meta_fails or net_fails)
-    long_outage = ep["duration_s"] >= LONG_OUTAGE.total_seconds()
-
-    # high: something was lost on this client; medium: a long outage, one still going at the end of the
-    # log, or sends refused for other reasons meanwhile; low: brief, over, nothing failed (a restart)
-    if lost:
-        severity = "high"
-    elif (unreachable and (long_outage or not ok)) or refused.height:
-        severity = "medium"
-    else:
-        severity = "low"
-
-    verb = "unreachable" if unreachable else "dropping connections / timing out requests"
-    title = f"{what[0].upper() + what[1:]} {verb} for {span} ({safe(ep['client']) + ' in ' if ep['client'] else ''}{safe(ep['path'])})"
-    facts = episode_facts(ep)
-    if unreachable:
-        story = (
-            f"{who} could not reach {what} from {fmt_time(ep['from'])} to {fmt_time(ep['to'])} ({span}): {facts}."
-        )
-        if ep["dns_failures"]:
-            story += f" {ep['dns_failures']} of the connection errors are UnknownHostException: the host name did not resolve (DNS)."
-        if ep["auth_failures"] and not ep["failed_connections"]:
-            story += " The connections were cut during authentication: a firewall or TLS problem, not a dead broker."
-    else:
-        story = (
-            f"{who} kept connecting to {what}, but the node dropped connections or let requests time out from "
-            f"{fmt_time(ep['from'])} to {fmt_time(ep['to'])} ({span}): {facts}. No connection attempt failed: the broker was "
-            "up but slow, overloaded or restarting, or something on the path cut long requests."
-        )
-    if expired:
-        story += (
-            f" While it lasted the producer could not drain its batches: {lost_text(expired, expired_batches)} "
-            "expired undelivered (see kafka.delivery-timeout)."
-        )
-    if failed_sends:
-        story += f" The accumulator filled up and send() failed {plural(failed_sends, 'time')} (see kafka.buffer-exhausted)."
-    if meta_fails:
-        story += (
-            f" {plural(meta_fails, 'send() call')} failed waiting for metadata ({metadata_text(waits)}): send() blocked "
-            "for max.block.ms without learning the partitions' leaders and threw a TimeoutException. "
-            + ("That record was" if meta_fails == 1 else "These records were")
-            + " never accepted by the producer: not delivered unless the application retried them."
-        )
-    if net_fails:
-        nets = m.nets.filter((pl.col("path") == ep["path"]) & (pl.col("ep") == ep["ep"]))
-        said = nets["detail"].drop_nulls().first() if nets.height and "detail" in nets.columns else None
-        story += (
-            f" {plural(net_fails, 'send')} failed with a NetworkException" + (f" ({safe(said)})" if said else "")
-            + ": the last attempt was cut by the disconnect and no retry was left (retries or delivery.timeout.ms spent), "
-            + ("so that record was" if net_fails == 1 else "so those records were")
-            + " not delivered unless the application sent them again."
-        )
-    if not lost and refused.height:
-        story += (
-            f" Nothing expired and no send() timed out during this outage, but Kafka logged {refused_text(refused)} "
-            "for this client meanwhile: send() to those topics failed" + (f"; {recovery}." if ok else f", and {recovery}.")
-        )
-    elif not lost:
-        story += " Nothing expired and no send() failed on this client: Kafka's retries covered it" + (
-            f"; {recovery}." if ok else f", but {recovery}."
-        )
-        if severity == "low" and unreachable:
-            story += (
-                f" Shorter than {fmt_duration(LONG_OUTAGE.total_seconds())}, over, and nothing lost: what a broker restart "
-                "(a rolling restart, say) looks like from a client, so it is reported as context (low)."
-            )
-    else:
-        story += f" {recovery[0].upper() + recovery[1:]}."
-    if others:
-        story += " The same node failed at the same time for " + ", ".join(
-            sorted({safe(client_in(o["client"], o["path"])) for o in others})
-        ) + ": the broker or the network to it, not this client."
-
-    conf = 0.55
-    reasons = []
-    if unreachable:
-        conf += 0.2
-        reasons.append(f"+ Kafka's own NetworkClient logged {connection_failures(ep)} to node {ep['node']}")
-    else:
-        conf += 0.1
-        reasons.append(f"+ {node_said} dropped connections or timed requests out, but no connection attempt failed")
-    if ep["failed_connections"] + ep["bootstrap_drops"] >= 3 or ep["duration_s"] >= SHORT_BLIP.total_seconds():
-        conf += 0.05
-        reasons.append(f"+ repeated over {span}, not a single blip")
-    if ep["named_tps"]:
-        conf += 0.05
-        reasons.append(f"+ the produce retries name node {ep['node']} themselves (Error Message: Disconnected from node …)")
-    if others:
-        conf += 0.1
-        reasons.append(f"+ {plural(len({(o['path'], o['client']) for o in others}), 'other client')} saw the same node fail in the same window")
-    if not ok:
-        conf -= 0.05
-        reasons.append("- " + recovery + " (the end of the outage is not in the logs)")
-
-    ruled_out = []
-    if unreachable:
-        ruled_out.append(
-            f"A slow broker that stayed reachable: connection attempts to node {ep['node']} failed outright "
-            f"({ep['failed_connections']} times)" + ("" if ep["timeout_retries"] else ", and no REQUEST_TIMED_OUT retries")
-            if ep["failed_connections"] or not ep["bootstrap_drops"] else no_metadata(ep)
-        )
-    else:
-        ruled_out.append(f"A broker that was down: every reconnection to {node_said} succeeded (no 'could not be established')")
-    if not ep["not_leader_retries"] and not ep["metadata_errors"]:
-        ruled_out.append("A leader change alone: no NOT_LEADER_OR_FOLLOWER / NOT_LEADER_FOR_PARTITION retries and no metadata errors")
-    if not ep["auth_failures"]:
-        ruled_out.append("TLS/SASL, or a firewall cutting the handshake: no 'terminated during authentication' lines")
-    if not ep["dns_failures"] and unreachable:
-        ruled_out.append("A DNS failure: no UnknownHostException among the connection errors")
-    if not others and (m.episodes.get_column("path").n_unique() > 1):
-        ruled_out.append("A cluster-wide outage: the other client logs given show no failures of this node in this window")
-
-    remediation = []
-    node = ep.get("node")
-    if unreachable and node is not None and node < 0:
-        remediation.append(
-            f"Node {node} is a bootstrap address (bootstrap.servers), not a broker id: this client could not reach "
-            f"{safe(ep.get('address') or ep.get('host') or 'it (address not logged)')} to fetch the cluster's metadata from "
-            f"{fmt_time(ep['from'])} to {fmt_time(ep['to'])}. Check that bootstrap.servers lists brokers reachable from "
-            "this client (host name and DNS, port and listener — TLS vs PLAINTEXT, the brokers' advertised.listeners — "
-            "security groups, firewall, load balancer), and the brokers' own logs for that window."
-        )
-    elif unreachable:
-        remediation.append(
-            f"Find out why node {ep['node']} ({safe(ep.get('address') or ep.get('host') or 'address not logged')}) refused or "
-            f"dropped connections from {fmt_time(ep['from'])} to {fmt_time(ep['to'])}: the broker's own log (server.log) and "
-            "GC log for that window, the host (reboot, disk, OOM killer), and the network path from this client (security "
-            "groups, firewall, DNS, load balancer)."
-        )
-    else:
-        remediation.append(
-            f"Look at {'broker ' + node_said if ep.get('node') is not None else 'the brokers this client writes to (the partitions it retried name their leaders)'} "
-            "for that window: request handler saturation, long GC pauses, disk latency; "
-            "request.timeout.ms (default 30000 ms) is how long the client waits before it disconnects and retries."
-        )
-    if node is None or node >= 0:  # a bootstrap address leads no partition
-        remediation.append(
-            "Partitions led by an unreachable broker stay unwritable until leadership moves: with replication.factor ≥ 3 and "
-            "min.insync.replicas = 2 the controller can elect another in-sync replica; a partition whose only in-sync replica "
-            "is on that node cannot move (unless unclean.leader.election.enable, which loses data)."
-        )
-    if meta_fails:
-        block = waits["wait_ms"].drop_nulls()
-        remediation.append(
-            "send() blocks for up to max.block.ms (default 60000 ms"
-            + (f"; {int(block.max())} ms here" if block.len() else "")
-            + ") waiting for a topic's metadata (and for buffer space), then throws a TimeoutException and the record is "
-            "never queued: restore the path to the brokers first (raising max.block.ms only delays the failure while no "
-            f"broker answers, and blocks the calling thread longer), make sure {topics_named(loss['metadata_topics'])} "
-            "exists (the same text appears when it does not and auto-creation is off), and handle the exception from "
-            "send() / its future in the application: retry later or persist to an outbox."
-        )
-    if refused.height:
-        denied = refused.filter(pl.col("event") == "topic_authorization_failed")
-        invalid = refused.filter(pl.col("event") == "metadata_invalid_topics")
-        todo = []
-        if denied.height:
-            todo.append(
-                f"'Topic authorization failed' ({names_text(refused_topics(denied)) or 'topics not named'}): this client's "
-                "principal lacks the ACLs to produce there; grant WRITE and DESCRIBE on those topics (kafka-acls --add "
-                "--producer --allow-principal … --topic …) or fix the topic the application sends to"
-            )
-        if invalid.height:
-            todo.append(
-                f"'invalid topics' ({names_text(refused_topics(invalid)) or 'topics not named'}): not a legal topic name "
-                "(letters, digits, '.', '_' and '-', at most 249 characters); fix the name the application sends to"
-            )
-        remediation.append(
-            "Kafka refused these topics whatever the broker's state, so restoring the broker does not fix them: "
-            + "; ".join(todo) + "."
-        )
-    if legacy:
-        remediation.append(
-            "This is a client older than 2.1 (its texts say so): there is no delivery.timeout.ms. The producer retries a "
-            "failed produce request only `retries` times (default 0 before 2.1) and a batch expires once it has waited "
-            "longer than request.timeout.ms (default 30000 ms) in the accumulator; reconnect.backoff.ms / "
-            "reconnect.backoff.max.ms pace the reconnect attempts. Upgrading the client to 2.1+ (KIP-91) gives one "
-            "budget per record, delivery.timeout.ms (default 120000 ms), with retries included. Make sure the "
-            "application handles the failure it gets (callback exception / failed future)."
-        )
-    else:
-        remediation.append(
-            "The producer retries by itself (retries, default Integer.MAX_VALUE since 2.1) until delivery.timeout.ms (default "
-            "120000 ms) runs out; reconnect.backoff.ms / reconnect.backoff.max.ms (50 ms / 1000 ms) pace the reconnect attempts. "
-            "Make sure the application handles the failure it gets after that (callback exception / failed future)."
-        )
-
-    evid = episode_quotes(m, ep)
+    f, waits, refused, nets, others = facts(ctx, m, ep, loss)
+    v = VERDICT
+    evid = kt.episode_quotes(m, ep)
     if waits.height:
         rows_ = list(waits.get_column("row"))
-        evid.append(quote(rows_[0], METADATA_TEXT, "send() failed: no metadata within max.block.ms (record never accepted)"))
+        evid.append(kt.quote(rows_[0], METADATA_TEXT, v.note("metadata_first", f)))
         if len(rows_) > 1:
-            evid.append(quote(rows_[-1], METADATA_TEXT, "last send() that failed waiting for metadata"))
-    if net_fails:
-        nets = m.nets.filter((pl.col("path") == ep["path"]) & (pl.col("ep") == ep["ep"]))
-        if nets.height:
-            evid.append(quote(nets["row"][0], "NetworkException", "send failed: NetworkException with no retry left (not delivered)"))
+            evid.append(kt.quote(rows_[-1], METADATA_TEXT, v.note("metadata_last", f)))
+    if f.net_fails and nets.height:
+        evid.append(kt.quote(nets["row"][0], "NetworkException", v.note("network", f)))
     for r in refused.head(1).iter_rows(named=True):
-        evid.append(evidence(r, "sends to these topics fail"))
-    evid = ordered_evidence(evid)
-    first_seen, last_seen = ep["from"], ep["to"]
+        evid.append(evidence(r, v.note("refused", f)))
     subject = {
-        "path": ep["path"],
-        "client_id": ep.get("client") or None,
-        "node": ep.get("node"),
-        "address": ep.get("address"),
+        "path": ep["path"], "client_id": ep.get("client") or None, "node": ep.get("node"), "address": ep.get("address"),
         "duration_s": ep["duration_s"],  # the window itself is the finding's first_seen / last_seen (and cause.from / cause.to)
-        "failed_connections": ep["failed_connections"],
-        "expired_records": expired,
-        "buffer_exhausted": failed_sends,
-        "metadata_timeouts": meta_fails,
-        "network_failures": net_fails,
-        "recovered": ok,
+        "failed_connections": ep["failed_connections"], "expired_records": f.expired, "buffer_exhausted": f.failed_sends,
+        "metadata_timeouts": f.meta_fails, "network_failures": f.net_fails, "recovered": f.ok,
     }
     return Finding(
-        id="kafka.broker-unreachable",
-        severity=severity,
-        title=title,
-        root_cause=story,
-        confidence=min(conf, 0.95),
-        confidence_reasons=reasons,
-        first_seen=first_seen,
-        last_seen=last_seen,
+        **v.parts(f),
+        first_seen=ep["from"],
+        last_seen=ep["to"],
         subjects=[subject],
-        cause=cause_of(ep),
-        evidence=evid,
-        remediation=remediation,
-        references=list(REFERENCES) + ([LEGACY_REFERENCE] if legacy else []),
-        ruled_out=ruled_out,
+        cause=kt.cause_of(ep),
+        evidence=ordered_evidence(evid),
         details={
-            "host": ep.get("host"),
-            "disconnects": ep["disconnects"],
-            "request_timeouts": ep["request_timeouts"],
-            "cancelled_requests": ep["cancelled_requests"],
-            "auth_failures": ep["auth_failures"],
-            "retries": ep["retries"],
+            "host": ep.get("host"), "disconnects": ep["disconnects"], "request_timeouts": ep["request_timeouts"],
+            "cancelled_requests": ep["cancelled_requests"], "auth_failures": ep["auth_failures"], "retries": ep["retries"],
             "retries_by_error": {x["error"]: x["n"] for x in (ep.get("retries_by_error") or [])},
             "metadata_refreshes": ep["invalid_metadata"] + ep["metadata_errors"] + ep["rebootstraps"],
-            "metadata_errors": ep["metadata_errors"],
-            "invalid_metadata": ep["invalid_metadata"],
-            "rebootstraps": ep["rebootstraps"],
-            "other_nodes": list(ep.get("other_nodes") or []),
-            "partitions_named_by_retries": list(ep.get("named_tps") or []),
+            "metadata_errors": ep["metadata_errors"], "invalid_metadata": ep["invalid_metadata"], "rebootstraps": ep["rebootstraps"],
+            "other_nodes": list(ep.get("other_nodes") or []), "partitions_named_by_retries": list(ep.get("named_tps") or []),
             "node_window": {"from": ep.get("node_from"), "to": ep.get("node_to")},
-            "recovery": recovery,
-            "quiet_after_s": quiet_after(ctx, m, ep),
-            "expired_batches": expired_batches,
-            "expired_partitions": loss["expired_partitions"],
-            "metadata_timeout_topics": loss["metadata_topics"],
-            "refused_sends": refused.height,
-            "pre_2_1": legacy,
+            "recovery": v.phrase("recovery", f), "quiet_after_s": f.quiet_s,
+            "expired_batches": f.expired_batches, "expired_partitions": loss["expired_partitions"],
+            "metadata_timeout_topics": loss["metadata_topics"], "refused_sends": f.refused, "pre_2_1": f.legacy,
             "same_node_elsewhere": [{"path": o["path"], "client_id": o["client"] or None, "from": o["from"], "to": o["to"]} for o in others],
         },
     )
 
 
-DETECTOR = Detector(
-    id="kafka.broker-unreachable",
-    title="Kafka producer: a broker node unreachable or dropping requests",
-    systems=("kafka",),
-    run=run,
-    doc="docs/findings/kafka.broker-unreachable.md",
-)
+DETECTOR = Detector(id=VERDICT.id, title=VERDICT.title, systems=("kafka",), run=run, doc=VERDICT.doc, facts=OutageFacts, verdict=VERDICT)
