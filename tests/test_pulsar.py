@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from conftest import SAMPLES
+from conftest import SAMPLES, run
 
 INCIDENT = SAMPLES / "pulsar-incident"
 HEALTHY = SAMPLES / "pulsar-healthy"
@@ -417,3 +417,20 @@ def test_pre_2_4_generator_is_deterministic_and_the_samples_are_its_output(tmp_p
     subprocess.run([sys.executable, str(gen), str(tmp_path)], check=True, capture_output=True)
     for f in PRE24.iterdir():
         assert (tmp_path / "pulsar-pre24" / f.name).read_bytes() == f.read_bytes(), f
+
+
+def test_java_client_temporary_error_rejections_make_the_client_only_finding(tmp_path):
+    """The Java client logs a retriable 'already present' as 'Temporary error in creating producer:
+    …' (ProducerImpl); five of them over two minutes, with a send timed out meanwhile, are the
+    client's view of a stuck producer (it made no finding: only 'Failed to create producer' was read)."""
+    pi = "org.apache.pulsar.client.impl.ProducerImpl"
+    tp = "[persistent://acme/sales/orders] [pulsar-7-3]"
+    times = ["02:30:41.698", "02:30:42.013", "02:30:42.825", "02:31:06.862", "02:32:23.683"]
+    lines = [f"2024-03-12 {t} [pulsar-client-io-1-1] WARN  {pi} - {tp} Temporary error in creating producer: Producer is already present on the connection"
+             for t in times]
+    lines.insert(4, f"2024-03-12 02:31:14.220 [pulsar-timer-6-1] WARN  {pi} - {tp} Message send timed out. Failing 3 messages")
+    p = tmp_path / "orders-client.log"
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    doc = run("analyze", "--tz", "UTC", "--format", "json", p).json()
+    (f,) = [f for f in doc["findings"] if f["id"] == "pulsar.dangling-producer-future"]
+    assert "client log only" in f["title"] and f["first_seen"].startswith("2024-03-12T02:30:41")

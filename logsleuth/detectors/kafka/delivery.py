@@ -27,12 +27,7 @@ from logsleuth.detectors.finding import Evidence, Finding
 from logsleuth.detectors.verdict import Verdict
 
 VERDICT = Verdict.load(__file__, "kafka.delivery-timeout")
-VERDICT.filters.update({
-    "node_label": lambda ep: kt.node_label(ep) if ep else None,
-    "episode_facts": lambda ep: kt.episode_facts(ep) if ep else None,
-    "connection_failures": lambda ep: kt.connection_failures(ep) if ep else None,
-    "no_metadata": lambda ep: kt.no_metadata(ep) if ep else None,
-})
+VERDICT.filters.update(kt.EPISODE_FILTERS)
 
 EXPIRY_TEXT = r"Expiring \d+ record\(s\) for"
 MAX_TP_EVIDENCE = 6

@@ -22,13 +22,7 @@ from logsleuth.detectors.finding import Finding
 from logsleuth.detectors.verdict import Verdict
 
 VERDICT = Verdict.load(__file__, "kafka.broker-unreachable")
-VERDICT.filters.update({
-    "node_label": lambda ep: kt.node_label(ep) if ep else None,
-    "client_label": lambda ep: kt.client_label(ep) if ep else None,
-    "episode_facts": lambda ep: kt.episode_facts(ep) if ep else None,
-    "connection_failures": lambda ep: kt.connection_failures(ep) if ep else None,
-    "no_metadata": lambda ep: kt.no_metadata(ep) if ep else None,
-})
+VERDICT.filters.update(kt.EPISODE_FILTERS)
 TH = VERDICT.thresholds
 # the finding's minimum evidence (kafka.broker-unreachable.toml): trouble shorter than this, with no
 # more failed connections than this, nothing lost and over, is a blip the retries absorbed
@@ -156,6 +150,7 @@ class OutageFacts:
     auth_failures: int
     not_leader_retries: int
     metadata_errors: int
+    invalid_metadata: int  # 'Received invalid metadata error in produce request' (a leader moved)
     named_tps: bool  # the produce retries name the node themselves
     expired: int
     expired_batches: int
@@ -209,7 +204,8 @@ def facts(ctx: Context, m: Model, ep: dict, loss: dict) -> tuple[OutageFacts, pl
         ep_from=ep["from"], ep_to=ep["to"], duration_s=ep["duration_s"], failed_connections=ep["failed_connections"],
         failures_and_drops=ep["failed_connections"] + ep["bootstrap_drops"], bootstrap_drops=ep["bootstrap_drops"],
         timeout_retries=ep["timeout_retries"], dns_failures=ep["dns_failures"], auth_failures=ep["auth_failures"],
-        not_leader_retries=ep["not_leader_retries"], metadata_errors=ep["metadata_errors"], named_tps=bool(ep["named_tps"]),
+        not_leader_retries=ep["not_leader_retries"], metadata_errors=ep["metadata_errors"],
+        invalid_metadata=ep["invalid_metadata"], named_tps=bool(ep["named_tps"]),
         expired=loss["expired_records"], expired_batches=loss["expired_batches"], failed_sends=loss["failed_sends"],
         meta_fails=loss["metadata_timeouts"], net_fails=loss["network_failures"],
         net_detail=(nets["detail"].drop_nulls().first() if nets.height and "detail" in nets.columns else None),

@@ -172,3 +172,14 @@ def episode_quotes(m: Model, ep: dict, limit_retries: int = 3) -> list[Evidence]
         add(x.row(0, named=True) if x.height else None, note)
     add(rows.row(-1, named=True), "last trouble line (end of the window)")
     return sorted(out.values(), key=lambda e: (e.ts or dt.datetime.min.replace(tzinfo=dt.timezone.utc), e.line))
+
+
+# an episode of the shared model in words, as filters of the Kafka findings' verdict files
+# ('{episode|node_label}', detectors/verdict.py)
+EPISODE_FILTERS = {
+    "node_label": lambda ep: node_label(ep) if ep else None,
+    "client_label": lambda ep: client_label(ep) if ep else None,
+    "episode_facts": lambda ep: episode_facts(ep) if ep else None,
+    "connection_failures": lambda ep: connection_failures(ep) if ep else None,
+    "no_metadata": lambda ep: no_metadata(ep) if ep else None,
+}

@@ -23,7 +23,7 @@ from logsleuth.detectors.finding import Finding
 from logsleuth.detectors.pulsar.cpp import with_server_messages
 
 TEXT = "present on the connection"  # 'already present on …' and 3.x 'already failed to register present on …'
-REJECT_EVENTS = ["client_producer_create_failed", "client_connection_failed"]
+REJECT_EVENTS = ["client_producer_create_failed", "client_connection_failed", "client_producer_create_retry"]
 CLOSED_BEFORE = dt.timedelta(minutes=3)  # a broker's 'closed producer' notification this close before the first rejection
 # a send timeout on the producer during its rejections (or this soon after the last) makes a stretch
 # shorter than the rule's span a stuck producer: the application already lost sends to it
