@@ -77,7 +77,7 @@ DisplayTzOpt = Annotated[
     Optional[str],
     typer.Option("--display-tz", envvar="LOGSLEUTH_DISPLAY_TZ", metavar="ZONE",
                  help="The zone times are shown in (and --since/--until/--around without an offset are read in): an IANA "
-                 "name, local (this machine's zone) or UTC. Default: UTC. JSON, NDJSON, CSV and Parquet stay in UTC."),
+                 "name, local (this machine's zone) or UTC. Default: the zone the logs' stamps agree on, else UTC. JSON, NDJSON, CSV and Parquet stay in UTC."),
 ]
 
 
