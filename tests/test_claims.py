@@ -161,3 +161,29 @@ def test_a_warn_only_pulsar_log_does_not_say_there_was_no_unload(tmp_path):
     f = _one(tmp_path, "broker.log", [f"2025-03-14T02:16:{s:02d},101+0000 [pulsar-io-4-7] WARN  {cnx} - {rej}" for s in (0, 16, 31)],
              "pulsar.dangling-producer-future")
     assert "no unload in these logs" not in f["title"] and "an unload would not show:" in f["title"] and "broker.log holds no INFO lines" in f["title"], f["title"]
+
+
+def test_another_client_log_of_another_hour_does_not_rule_out_a_cluster_wide_outage(tmp_path):
+    """'The other client logs given show no failures of this node' was said of a client log that
+    covers another hour; only a log that covers the window can say it."""
+    nc = "(org.apache.kafka.clients.NetworkClient)"
+    fail = "WARN [Producer clientId=orders-1] Connection to node 2 (kafka-2/10.0.0.7:9092) could not be established. Broker may not be available."
+    a = [f"[2025-03-14 02:{m:02d}:00,000] INFO order {m} published (com.example.Orders)" for m in range(0, 10)]
+    a += [f"[2025-03-14 02:10:{s:02d},000] {fail} {nc}" for s in range(0, 60, 5)]
+    a += [f"[2025-03-14 02:{m:02d}:00,000] INFO order {m} published (com.example.Orders)" for m in range(12, 16)]
+    other = "WARN [Producer clientId=audit-1] Connection to node 3 (kafka-3/10.0.0.8:9092) could not be established. Broker may not be available."
+    b = [f"[2025-03-14 05:{m:02d}:00,000] INFO audit {m} (com.example.Audit)" for m in range(0, 5)] + [f"[2025-03-14 05:05:{s:02d},000] {other} {nc}" for s in range(0, 30, 5)]
+    pa, pb = tmp_path / "orders.log", tmp_path / "audit.log"
+    pa.write_text("\n".join(a) + "\n", encoding="utf-8")
+    pb.write_text("\n".join(b) + "\n", encoding="utf-8")
+    doc = run("analyze", "--tz", "UTC", "--format", "json", pa, pb).json()
+    (f,) = [f for f in doc["findings"] if f["id"] == "kafka.broker-unreachable" and f["subjects"][0]["node"] == 2]
+    assert not any("cluster-wide" in r for r in f["ruled_out"]), f["ruled_out"]
+    # a second producer log that covers the window, quiet, does rule it out, and is named
+    c = [f"[2025-03-14 02:{m:02d}:30,000] INFO invoice {m} sent (com.example.Billing)" for m in range(0, 16)]
+    c.insert(0, f"[2025-03-14 01:59:00,000] WARN [Producer clientId=billing-1] Connection to node 4 (kafka-4/10.0.0.9:9092) could not be established. Broker may not be available. {nc}")
+    pc = tmp_path / "billing.log"
+    pc.write_text("\n".join(c) + "\n", encoding="utf-8")
+    doc = run("analyze", "--tz", "UTC", "--format", "json", pa, pb, pc).json()
+    (f,) = [f for f in doc["findings"] if f["id"] == "kafka.broker-unreachable" and f["subjects"][0]["node"] == 2]
+    assert any("cluster-wide" in r and "billing.log" in r and "audit.log" not in r for r in f["ruled_out"]), f["ruled_out"]

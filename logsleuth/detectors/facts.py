@@ -109,6 +109,10 @@ class Absence:
         return not self.settled and not self.found
 
 
+# a level and the lower ones a log must hold to show events of that level, in words
+LEVEL_WORDS = {"WARN": "WARN or INFO", "INFO": "INFO"}
+
+
 def absence(
     ctx: Any,  # a detectors.base.Context (not imported: base imports this module)
     subject: str,
@@ -118,12 +122,14 @@ def absence(
     events: tuple[str, ...] = (),
     settle_with: str = "",
     candidates_only: bool = False,
+    level: str | None = None,
 ) -> Absence:
     """Can the inputs say that none of ``events`` (``what``, in words) happened to ``subject`` in
     ``window``? ``logs`` are the inputs (logs, by ``path``) that speak for the subject; an event of
     ``events`` in them in the window answers "it did happen" (``found``). Without times (a window
     without both ends, or a log without stamps) the whole log is the window: the order of its
-    lines is all there is."""
+    lines is all there is. With ``level`` (the level the events are logged at), a log that can hold
+    no line of that level or a lower one (an ERROR-only log) does not cover it."""
     covered: list[str] = []
     why: list[str] = []
     t0 = window.start.ts if window is not None else None
@@ -141,6 +147,9 @@ def absence(
             if not ok:
                 why.append(reason)
                 continue
+        if level is not None and not cov.shows(level):
+            why.append(f"{path} holds no {LEVEL_WORDS.get(level, level)} lines")
+            continue
         covered.append(path)
         if events:
             ev = ctx.events.filter((pl.col("path") == path) & pl.col("event").is_in(list(events)))

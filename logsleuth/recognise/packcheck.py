@@ -137,7 +137,14 @@ def _check_batch(matcher: Matcher, known: set[str], samples: list) -> list[str]:
 
 
 def check_layout_samples() -> list[str]:
+    from logsleuth.errors import PackError
+    from logsleuth.ingest.layouts.catalog import load_record_starts
+
     problems: list[str] = []
+    try:
+        load_record_starts()  # [[record_start]]: anchored, and every sample matches (checked on load)
+    except PackError as e:
+        problems.append(str(e))
     for lay in builtin_layouts():
         for i, s in enumerate(lay.samples, 1):
             df = pl.DataFrame({"t": [s.line]})

@@ -152,21 +152,16 @@ def facts(ctx: Context) -> tuple[km.Model | None, list[BufferFacts]]:
 
 
 def _lookback(ctx: Context, path: str, first: dt.datetime | None, max_block_ms: int | None) -> tuple[bool, str, dt.datetime | None]:
-    """Whether ``path`` covers the max.block.ms before the first failed send, holding WARN lines
-    (the client's failed connections and retries are WARN), and why not."""
+    """Whether ``path`` covers the max.block.ms before the first failed send with WARN lines (the
+    client's failed connections and retries are WARN), why not, and when that time began."""
     if first is None:
         return False, f"{path} has no time stamps", None
-    try:
-        since = first - dt.timedelta(milliseconds=max_block_ms or DEFAULT_MAX_BLOCK_MS)
-    except OverflowError:  # a max.block.ms no clock can hold
-        return False, f"max.block.ms = {max_block_ms} ms reaches past any log", None
-    cov = ctx.coverage(path)
-    if cov is None:
-        return True, "", since
-    ok, why = cov.covers(since, first)
-    if ok and not cov.shows("WARN"):
-        ok, why = False, f"{path} holds no WARN or INFO lines"
-    return ok, why, since
+    ms = max_block_ms or DEFAULT_MAX_BLOCK_MS
+    unseen = km.unseen_before(ctx, path, first, ms, too_long=f"max.block.ms = {max_block_ms} ms reaches past any log")
+    if unseen is None:
+        return True, "", first - dt.timedelta(milliseconds=ms)
+    why, since = unseen
+    return False, why, since
 
 
 def finding(m: km.Model, f: BufferFacts) -> Finding:

@@ -73,10 +73,6 @@ def run(ctx: Context) -> list[Finding]:
     return out
 
 
-# the <=2.0 expiry texts, in the order their measures are named (kafka.delivery-timeout.toml 'measure')
-LEGACY_TEXTS = ("last append", "batch creation plus linger time", "last attempt plus backoff time")
-
-
 def _vs_default(e_min: float | None, default_ms: int) -> str:
     """What the shortest wait says of the timeout in force: 'default', 'lowered', 'raised', or
     'unknown' (the 0.10.0 text names no elapsed time)."""
@@ -85,25 +81,6 @@ def _vs_default(e_min: float | None, default_ms: int) -> str:
     if default_ms <= e_min < default_ms + VERDICT.thresholds["default_slack_ms"]:
         return "default"
     return "lowered" if e_min < default_ms else "raised"
-
-
-def _lifetime_unseen(ctx: Context, path: str, first, e_min: float | None) -> tuple[str, object] | None:
-    """(why, since) when ``path`` does not cover the lifetime of its first expired batch — from
-    ``e_min`` ms before the first expiry to it — with WARN lines; None when it does (or the times
-    are not known)."""
-    if first is None or e_min is None:
-        return None
-    try:
-        since = first - dt.timedelta(milliseconds=e_min)
-    except OverflowError:  # an age no clock can hold: nothing is said of the time before the expiry
-        return f"the stated age, {e_min:.0f} ms, reaches past any log", None
-    cov = ctx.coverage(path)
-    if cov is None:
-        return None
-    ok, why = cov.covers(since, first)
-    if ok and not cov.shows("WARN"):
-        ok, why = False, f"{path} holds no WARN or INFO lines"
-    return None if ok else (why, since)
 
 
 def _untimed_drain(m: km.Model, path: str) -> tuple | None:
@@ -197,7 +174,7 @@ def _facts(ctx: Context, m: km.Model, path: str, ep: dict | None, tps: pl.DataFr
         path=path, clients=sorted({c for c in tps["client_id"].to_list() if c}) or ([ep["client"]] if ep and ep.get("client") else []),
         partitions=tps["topic_partition"].to_list(), records=loss["expired_records"], batches=loss["expired_batches"],
         log_records=loss["expired_log_records"], loggers=int(tps["loggers"].max() or 1), first=first, last=loss["expired_last"],
-        elapsed_min_ms=e_min, elapsed_max_ms=e_max, legacy=legacy, legacy_texts=[t for t in LEGACY_TEXTS if t in seen],
+        elapsed_min_ms=e_min, elapsed_max_ms=e_max, legacy=legacy, legacy_texts=[t for t in km.LEGACY_EXPIRY if t in seen],
         vs_default=_vs_default(e_min, km.DEFAULT_REQUEST_TIMEOUT_MS if legacy or e_min is None else default_ms),
         default_ms=default_ms, drain="none", failed_sends=loss["failed_sends"],
     )
@@ -215,7 +192,7 @@ def _facts(ctx: Context, m: km.Model, path: str, ep: dict | None, tps: pl.DataFr
         node, lines_of, n_fail, n_other, first_exp_line = untimed
         f.drain, f.untimed_node, f.untimed_fail, f.untimed_other, f.untimed_total = "untimed", node, n_fail, n_other, n_fail + n_other
         f.untimed_lines, f.untimed_lines_shown, f.untimed_more, f.untimed_first_line = lines_of, lines_of[:6], len(lines_of) > 6, first_exp_line
-    elif (blind := _lifetime_unseen(ctx, path, first, e_min)) is not None:
+    elif e_min is not None and (blind := km.unseen_before(ctx, path, first, e_min, too_long=f"the stated age, {e_min:.0f} ms, reaches past any log")) is not None:
         # the batches waited before the file begins (an excerpt) or the file holds no WARN lines:
         # that no trouble is logged says nothing about that time
         f.drain, (f.blind_why, f.blind_since) = "not-in-log", blind

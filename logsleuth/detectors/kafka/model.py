@@ -58,6 +58,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from logsleuth.detectors.base import Context, keep, sat_mul, sat_sum
+from logsleuth.detectors.facts import Window, absence
 
 EPISODE_GAP = dt.timedelta(minutes=2)  # a quieter stretch than this ends an episode
 DUP_GAP = dt.timedelta(seconds=30)  # identical expiry lines closer than this are one batch
@@ -542,3 +543,18 @@ def same_node_elsewhere(m: Model, ep: dict) -> list[dict]:
     if ep.get("host"):
         o = o.filter(pl.col("host").is_null() | (pl.col("host") == ep["host"]))
     return list(o.iter_rows(named=True))
+
+
+def unseen_before(ctx: Context, path: str, until: dt.datetime | None, ms: float | None, too_long: str = "") -> tuple[str, dt.datetime | None] | None:
+    """Why ``path`` cannot show the client's trouble in the ``ms`` before ``until`` (it does not
+    cover that time, or holds no WARN lines, the level of failed connections and retries) and
+    when that time began; None when it can, or when the times are unknown (a log without stamps is
+    read in line order instead). ``too_long`` says why when ``ms`` is beyond any clock."""
+    if until is None or ms is None or ctx.coverage(path) is None:
+        return None
+    try:
+        since = until - dt.timedelta(milliseconds=ms)
+    except OverflowError:  # a duration no clock can hold: nothing is said of the time before
+        return too_long or f"{ms:.0f} ms reaches past any log", None
+    a = absence(ctx, path, "failed connections, disconnects or retries", Window.of(since, until), [path], level="WARN")
+    return None if a.covered_by else (a.missing_why, since)

@@ -18,6 +18,7 @@ from logsleuth.detectors.kafka.model import (
 )
 from logsleuth.detectors.kafka import text as kt
 from logsleuth.detectors.base import Context, Detector, evidence, ordered_evidence, safe
+from logsleuth.detectors.facts import Window, absence
 from logsleuth.detectors.finding import Finding
 from logsleuth.detectors.verdict import Verdict
 
@@ -176,7 +177,7 @@ class OutageFacts:
     long_outage: bool
     others: list[str]  # 'client in path' of the other clients that saw the node fail meanwhile
     other_clients: int
-    several_client_logs: bool
+    covering_others: list[str]  # the other client logs given that cover the episode's window
     legacy: bool
     address: str  # the node's address, or 'address not logged'
     bootstrap_address: str
@@ -217,11 +218,22 @@ def facts(ctx: Context, m: Model, ep: dict, loss: dict) -> tuple[OutageFacts, pl
         ok=rec["ok"], recovery_kind=rec["kind"], meta_ts=rec["meta_ts"], meta_line=rec["meta_line"], quiet_s=rec["quiet_s"], next_ts=rec["next_ts"],
         long_outage=ep["duration_s"] >= LONG_OUTAGE.total_seconds(),
         others=sorted({safe(kt.client_in(o["client"], o["path"])) for o in others}),
-        other_clients=len({(o["path"], o["client"]) for o in others}), several_client_logs=m.episodes.get_column("path").n_unique() > 1,
+        other_clients=len({(o["path"], o["client"]) for o in others}), covering_others=_covering_others(ctx, m, ep),
         legacy=pre_2_1(m, ep["path"]), address=safe(ep.get("address") or ep.get("host") or "address not logged"),
         bootstrap_address=safe(ep.get("address") or ep.get("host") or "it (address not logged)"),
     )
     return f, waits, refused, nets, others
+
+
+def _covering_others(ctx: Context, m: Model, ep: dict) -> list[str]:
+    """The other producer logs given that cover the episode's window (span and gaps): only they can
+    say the node did not fail for other clients too."""
+    if ep["from"] is None or ep["to"] is None:
+        return []
+    kev = m.kev.filter(pl.col("component").fill_null("") != "broker") if "component" in m.kev.columns else m.kev
+    paths = [p for p in kev.get_column("path").unique(maintain_order=True).to_list() if p != ep["path"]]
+    a = absence(ctx, f"node {ep.get('node')}", "failures of the node", Window.of(ep["from"], ep["to"]), paths)
+    return [safe(p) for p in a.covered_by]
 
 
 def _finding(ctx: Context, m: Model, ep: dict, loss: dict) -> Finding:

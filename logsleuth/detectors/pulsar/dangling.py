@@ -21,6 +21,7 @@ import polars as pl
 
 from logsleuth.detectors.pulsar.client_only import stuck_on_client
 from logsleuth.detectors.base import Context, Detector, evidence, gather, keep, rows_at, take, fmt_duration, fmt_time, line_ref, ordered_evidence, plural, rows, safe, segment_of
+from logsleuth.detectors.facts import absence
 from logsleuth.detectors.finding import Evidence, Finding
 
 MIN_ATTEMPTS = 3
@@ -789,8 +790,9 @@ def _unload_unseen(ctx, where: list[str], first) -> str:
     said only where the input covers it: a log without INFO lines, or one that starts at the first
     rejection, cannot show the unload before it)."""
     covs = [c for c in (ctx.coverage(p) for p in where) if c is not None]
-    if covs and all(c.levels and not c.has_info for c in covs):
-        return f"an unload would not show: {safe(covs[0].path)} holds no INFO lines"
+    seen = absence(ctx, "the rejected producers' broker", "a bundle unload", None, [c.path for c in covs], level="INFO")
+    if covs and not seen.covered_by:
+        return f"an unload would not show: {safe(seen.missing_why.split('; ')[0])}"
     if covs and first is not None and all(c.first is not None and c.first >= first for c in covs):
         return "an unload would not show: the log starts at the first rejection"
     return "no unload in these logs"

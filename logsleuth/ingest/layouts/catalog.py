@@ -263,16 +263,18 @@ def load_record_starts(path: Path | None = None) -> tuple[str, ...]:
         regex = entry.get("regex")
         if not isinstance(regex, str) or not regex.startswith("^"):
             raise PackError(f"{where}: needs a regex anchored with ^")
-        try:
-            rx = re.compile(regex)
-        except re.error as e:
-            raise PackError(f"{where}: bad regex ({e})") from None
         samples = entry.get("sample") or []
         if not samples:
             raise PackError(f"{where}: needs at least one sample")
-        for line in samples:
-            if not rx.search(line):
-                raise PackError(f"{where}: sample does not match: {line[:80]!r}")
+        import polars as pl  # the engine the reader runs the regex with (Rust's regex), not Python's re
+
+        try:
+            hits = pl.Series([str(x) for x in samples]).str.contains(regex).to_list()
+        except pl.exceptions.PolarsError as e:
+            raise PackError(f"{where}: bad regex ({str(e).splitlines()[0]})") from None
+        for line, hit in zip(samples, hits):
+            if not hit:
+                raise PackError(f"{where}: sample does not match: {str(line)[:80]!r}")
         out.append(regex)
     return tuple(out)
 
