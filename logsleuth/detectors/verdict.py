@@ -43,6 +43,11 @@ The file::
     [evidence]                    # the notes of the lines quoted
     first = "first ISR shrink dropping {who}"
 
+A weight may carry its own ``cap`` / ``floor`` (the value after it is kept within them). A file with
+``overlay = true`` is not a finding: it has no severity rules, and ``Verdict.adjust(value, facts)``
+applies its weights to a confidence another verdict gave (``kafka/kafka.broker-side.toml``: what a
+broker's own logs change in a client finding).
+
 A condition is a small expression over the facts, the thresholds and ``item`` (in an ``each``):
 names (``a.b`` reads a field or key), numbers, strings, ``true``/``false``/``none``, ``+ - * /``,
 ``== != < <= > >= in``, ``not``/``and``/``or``, parentheses and ``len(x)``, ``min(…)``, ``max(…)``,
@@ -403,6 +408,7 @@ class Verdict:
     evidence_notes: dict[str, str]
     source: Path
     minimum: str | None = None  # the least evidence the finding is stated from (a condition over the facts)
+    overlay: bool = False  # not a finding: weights and words applied to another finding's (``adjust``, ``phrase``)
     filters: dict[str, Callable[..., Any]] = field(default_factory=dict)
 
     ITEM_LISTS = ("remediation", "ruled_out", "references")
@@ -429,6 +435,7 @@ class Verdict:
             evidence_notes=dict(d.get("evidence", {})),
             source=path,
             minimum=d.get("minimum"),
+            overlay=bool(d.get("overlay", False)),
         )
         v.check()
         return v
@@ -437,7 +444,7 @@ class Verdict:
 
     def check(self) -> None:
         where = str(self.source)
-        if not self.severity_rules or "when" in self.severity_rules[-1]:
+        if not self.overlay and (not self.severity_rules or "when" in self.severity_rules[-1]):
             raise VerdictError(f"{where}: the last [[severity]] rule must have no `when` (it is the default)")
         for r in self.severity_rules:
             if r.get("is") not in SEVERITIES:
@@ -505,9 +512,13 @@ class Verdict:
     def confidence(self, facts: Any) -> tuple[float, list[Text]]:
         """The confidence (base, then each weight that holds, in order, clamped to [floor, cap]) and
         the reasons of the weights that held."""
+        return self.adjust(float(self.confidence_spec.get("base", 0.5)), facts)
+
+    def adjust(self, value: float, facts: Any) -> tuple[float, list[Text]]:
+        """``value`` changed by each weight that holds, in order (an overlay's weights change the
+        confidence another verdict gave), clamped to [floor, cap]; with the reasons that held."""
         spec = self.confidence_spec
         scope = Scope(self, facts)
-        value = float(spec.get("base", 0.5))
         reasons: list[Text] = []
         for w in spec.get("weight", []):
             if not holds(w.get("when"), scope):
@@ -528,9 +539,13 @@ class Verdict:
 
     @staticmethod
     def _apply(value: float, w: dict) -> float:
-        if "set" in w:
-            return float(w["set"])
-        return value + float(w.get("add", 0.0))
+        """A weight: ``set`` or ``add``, then its own ``cap`` / ``floor`` when it has them."""
+        value = float(w["set"]) if "set" in w else value + float(w.get("add", 0.0))
+        if "cap" in w:
+            value = min(value, float(w["cap"]))
+        if "floor" in w:
+            value = max(value, float(w["floor"]))
+        return value
 
     def phrase(self, name: str, facts: Any, extra: dict | None = None) -> Text:
         """A ``[words]`` entry rendered from the facts."""

@@ -31,8 +31,10 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from logsleuth.detectors.base import Context, evidence, fmt_duration, fmt_time, plural, safe
+from logsleuth.detectors.base import Context, evidence, fmt_duration, plural, safe
 from logsleuth.detectors.finding import Evidence
+from logsleuth.detectors.verdict import Verdict
+from logsleuth.detectors.words import Text, at
 
 LEAD = dt.timedelta(minutes=3)  # a shutdown or a disk error starts before the clients notice
 TAIL = dt.timedelta(minutes=1)
@@ -84,20 +86,32 @@ def identities(bev: pl.DataFrame) -> pl.DataFrame:
 class BrokerStory:
     node: int
     kind: str  # log-dir-failure | disk-full | startup-failed | controlled-restart | controlled-shutdown | crash-restart | session-expired | fenced | silent | nothing
-    text: str  # one or two sentences for a client finding's root cause
+    lead: str  # "The broker's side (LOGS): " — how a client finding introduces it
+    body: Text  # one or two sentences (times typed: words.Text)
     logs: list[str]
     evidence: list[Evidence] = field(default_factory=list)
-    ruled_out: list[str] = field(default_factory=list)
+    ruled_out: list[Text] = field(default_factory=list)
     moved: list[dict] = field(default_factory=list)  # leader elections in the window: topic_partition, leader
     silence: tuple | None = None  # (from, to) of the longest silence of the node's logs in the window
     recovered: bool = True  # startup-failed: a successful start came after the last failed one
     disk_full: bool = False  # startup-failed: the start-up failed on a full disk
+    zone_hint: bool = False  # not-covered: the clients' window shifted by whole hours falls inside the node's logs
     first: dt.datetime | None = None
     last: dt.datetime | None = None
 
     @property
     def explains(self) -> bool:
         return self.kind not in ("nothing", "not-covered")
+
+    @property
+    def text(self) -> Text:
+        """The story as a client finding tells it ("The broker's side (server.log): …")."""
+        return Text(self.lead, self.body)
+
+    @property
+    def own_text(self) -> Text:
+        """The story as the broker's own finding tells it ("From its own logs (server.log): …")."""
+        return Text(self.lead.replace("The broker's side (", "From its own logs (", 1), self.body)
 
     def cause(self) -> dict:
         return {"kind": self.kind, "node": self.node, "logs": list(self.logs), "from": self.first, "to": self.last,
@@ -141,6 +155,204 @@ def remedy_for(kind: str, node: int | None) -> str:
     return REMEDY[kind].format(node=w, Node=w[:1].upper() + w[1:])
 
 
+def _node_logs(ctx: Context, bev: pl.DataFrame, node: int | None, address: str | None, logs: list[str] | None) -> list[str]:
+    """The broker logs of ``node`` among the inputs (``logs`` when given); another cluster's node N
+    is refused when both name a host (or both an IP) and they differ."""
+    ids = identities(bev)
+    mine = ids.filter(pl.col("path").is_in(logs)) if logs is not None else ids.filter(pl.col("node") == node)
+    host = _host(address)
+    if host and mine.height:
+        ip = pl.col("host").str.contains(r"^\d+\.\d+\.\d+\.\d+$")
+        same_kind = ip == bool(re.fullmatch(r"\d+\.\d+\.\d+\.\d+", host))
+        mine = mine.filter(pl.col("host").is_null() | (pl.col("host") == host) | ~same_kind)
+    return sorted(mine.get_column("path").to_list())
+
+
+class _Reading:
+    """The node's own lines and the others' lines about it in the window, read once; what the
+    story cites goes to ``evidence``, what it says to ``parts``."""
+
+    def __init__(self, ctx: Context, bev: pl.DataFrame, node: int | None, logs: list[str], start: dt.datetime, end: dt.datetime):
+        self.node, self.logs = node, logs
+        self.w0, self.w1 = start - LEAD, end + TAIL
+        inw = pl.col("ts").is_between(self.w0, self.w1)
+        self.own = bev.filter(pl.col("path").is_in(logs) & inw & pl.col("event").is_in(list(SELF_EVENTS))).sort(["ts", "file", "line"])
+        self.about = bev.filter(~pl.col("path").is_in(logs) & inw & pl.col("event").is_in(list(ABOUT_EVENTS)) & (pl.col("node") == node)).sort("ts")
+        self.moved = bev.filter(inw & pl.col("event").is_in(list(LEADER_EVENTS)) & (pl.col("leader").is_null() | (pl.col("leader") != node))
+                                & ~((pl.col("event") == "partition_leader_starts") & (pl.col("broker_id") == node))).sort("ts")
+        self.who = f"broker node {node}" if node is not None else "the broker (its log names no node id)"
+        self.evidence: list[Evidence] = []
+        self.parts: list[Text] = []
+        self.down = self.has(*SHUTDOWN)
+        self.up = self.has(*STARTUP)
+        self.up_after = self.up.filter(pl.col("ts") >= (self.down["ts"].min() if self.down.height else self.w0))
+        # a banner at its log's very beginning shows where the log starts, not a crash before it
+        begins = pl.DataFrame({"path": logs, "_begin": [r.first_ts if (r := ctx.input(p)) is not None else None for p in logs]},
+                              schema={"path": pl.String, "_begin": pl.Datetime("us", "UTC")})
+        self.up_late = (self.up.with_columns(pl.col("path").cast(pl.String).alias("_p")).join(begins, left_on="_p", right_on="path", how="left")
+                        .filter(pl.col("_begin").is_null() | (pl.col("ts") - pl.col("_begin") > AT_LOG_START)).drop("_p", "_begin"))
+        self.silence = _silence(ctx, logs, start - SILENT, end, bev)
+
+    def has(self, *evs: str) -> pl.DataFrame:
+        return self.own.filter(pl.col("event").is_in(list(evs)))
+
+    def cite(self, df: pl.DataFrame, note: str, last: bool = False) -> dict | None:
+        if df.height == 0:
+            return None
+        r = _row(df, -1 if last else 0)
+        self.evidence.append(evidence(r, note))
+        return r
+
+    def say(self, *parts) -> None:
+        self.parts.append(Text(*parts))
+
+
+def _disk(r: _Reading, story: BrokerStory) -> bool:
+    disk = r.has(*DISK, "broker_fatal")
+    if not disk.filter(pl.col("event").is_in(list(DISK))).height:
+        return False
+    full = disk.filter(pl.col("error").is_not_null())
+    row = r.cite(full if full.height else disk, "the disk error that took the log directory offline")
+    d = safe(row.get("log_dir") or "a log directory")
+    err = full["error"][0] if full.height else None
+    story.kind = "disk-full" if err in ("No space left on device", "Disk quota exceeded") else "log-dir-failure"
+    r.say(f"{r.who}'s own log shows log directory {d} failing at ", at(row["ts"]),
+          f" ({safe(err)}: the disk was full)" if story.kind == "disk-full" else f" ({safe(err or 'an I/O error')})")
+    fatal = r.has("broker_fatal")
+    if fatal.height:
+        f = r.cite(fatal, "the broker shut itself down")
+        r.say(f"the broker then stopped itself ({safe(f.get('detail') or 'fatal error')}, ", at(f["ts"]), ")")
+    else:
+        r.cite(r.has("log_dir_offline"), "the replicas in that directory went offline")
+    if r.up_after.height:
+        u = r.cite(r.up_after, "it started again", last=True)
+        r.say("and started again at ", at(u["ts"]))
+    return True
+
+
+def _startup_failed(r: _Reading, story: BrokerStory) -> bool:
+    """'Fatal error during KafkaServer startup': the start itself failed, however many times."""
+    failed = r.has("broker_fatal").filter(pl.col("detail").fill_null("").str.contains("startup"))
+    if not failed.height:
+        return False
+    story.kind = "startup-failed"
+    n = failed.height
+    f0 = r.cite(failed, "start-up failed")
+    if n > 1:
+        r.cite(failed, f"start-up failed again ({plural(n, 'attempt')} in the window)", last=True)
+    why = _exception_of(failed["msg"][n - 1] if "msg" in failed.columns else None)  # the record's message: its trace too
+    t0, t1 = f0["ts"], failed["ts"].max()
+    tries = (Text(f"failed to start {plural(n, 'time')} from ", at(t0), " to ", at(t1)) if n > 1 else Text("failed to start at ", at(t0)))
+    r.say(f"{r.who} ", tries, " (Fatal error during start-up" + (f": {safe(why)}" if why else "") + ")")
+    ok = r.has("broker_started").filter(pl.col("ts") > t1)
+    if ok.height:
+        u = r.cite(ok, "started at last")
+        r.say("it started at last at ", at(u["ts"]))
+    else:
+        gone = r.has("broker_exit").filter(pl.col("ts") >= t1)
+        if gone.height:
+            r.cite(gone, "the broker's JVM exits")
+        r.say("its log shows no successful start after that (no 'started' line)"
+              + (" and the process exited ('Exiting Kafka')" if gone.height else "") + ": the broker stayed down")
+    story.recovered = bool(ok.height)
+    if why and ("No space left on device" in why or "Disk quota exceeded" in why):
+        story.disk_full = True
+    return True
+
+
+def _shutdown(r: _Reading, story: BrokerStory) -> bool:
+    down = r.down
+    if not down.height:
+        return False
+    controlled = r.has("broker_controlled_shutdown", "broker_controlled_shutdown_done")
+    sigterm = down["event"][0] == "broker_signal" and down["detail"][0] == "SIGTERM"
+    d0 = r.cite(down, "the shutdown begins" + (" (SIGTERM: someone or something stopped it)" if sigterm else ""))
+    if controlled.height:
+        r.cite(controlled, "controlled shutdown: leadership handed to other brokers first", last=True)
+    r.cite(r.has("broker_shut_down"), "shut down completed")
+    how = "in a controlled shutdown " if controlled.height else ""
+    if r.up_after.height:
+        u = r.cite(r.up_after, "started again", last=True)
+        story.kind = "controlled-restart" if controlled.height else "restart"
+        r.say(f"{r.who} was shut down {how}at ", at(d0["ts"]), " and started again at ", at(u["ts"]),
+              f" ({fmt_duration((u['ts'] - d0['ts']).total_seconds())} down)"
+              + (": a planned restart, what a rolling restart does one broker at a time" if controlled.height else ""))
+    else:
+        story.kind = "controlled-shutdown" if controlled.height else "shutdown"
+        r.say(f"{r.who} was shut down {how}at ", at(d0["ts"]), " and its log shows no start-up after it in the window")
+    return True
+
+
+def _crash(r: _Reading, story: BrokerStory) -> bool:
+    if not r.up_late.height:
+        return False
+    u = r.cite(r.up_late, "start-up banner with no shutdown lines before it")
+    story.kind = "crash-restart"
+    before = r.silence[0] if r.silence else None
+    r.say(f"{r.who} started again at ", at(u["ts"]), " with no shutdown lines before it",
+          Text(" (its log is silent from ", at(before), ")") if before else None,
+          ": it crashed or was killed (OOM killer, kill -9, host reboot) and was restarted")
+    return True
+
+
+def _silent(r: _Reading, story: BrokerStory) -> None:
+    """A stopped broker's log is silent anyway: a silence is told only of a log with no other story
+    (or of a crash, before its banner)."""
+    silence = r.silence
+    if silence is None or story.kind not in ("nothing", "crash-restart"):
+        return
+    story.silence = (silence[0], silence[1])
+    a, b = silence[2], silence[3]
+    if a is not None:
+        r.evidence.append(Evidence(path=a["file"], line=int(a["line"]), text=a["raw"], ts=silence[0], note=f"{node_words(r.node)}'s last line before its silence"))
+    if b is not None:
+        r.evidence.append(Evidence(path=b["file"], line=int(b["line"]), text=b["raw"], ts=silence[1], note=f"{node_words(r.node)}'s first line after its silence"))
+    to = Text("to ", at(silence[1]), f" ({fmt_duration((silence[1] - silence[0]).total_seconds())})") if silence[1] else Text("to the end of its log")
+    said = Text(f"{r.who} logged nothing from ", at(silence[0]), " ", to)
+    if story.kind == "nothing":
+        story.kind = "silent"
+        r.say(said, ": no shutdown, no error, no restart banner — the host or the JVM stopped (a long GC pause, a hung or paused VM, the host down)")
+    else:
+        r.say(said)
+
+
+def _session(r: _Reading, story: BrokerStory) -> None:
+    expired = r.has("zk_session_expired")
+    fenced = r.about.filter(pl.col("event") == "controller_broker_fenced")
+    if expired.height:
+        row = r.cite(expired, "the broker's ZooKeeper session expired")
+        r.say(f"{r.who}'s ZooKeeper session expired at ", at(row["ts"]), " (a long GC pause or a network partition to ZooKeeper): "
+              "it was out of the cluster until it re-registered")
+    elif fenced.height:
+        row = r.cite(fenced, "the controller fenced the broker: its heartbeats stopped")
+        r.say(f"the KRaft controller fenced {r.who} at ", at(row["ts"]), ": its heartbeats had stopped")
+    else:
+        return
+    if story.kind == "nothing":
+        story.kind = "session-expired" if expired.height else "fenced"
+
+
+def _leaders(r: _Reading, story: BrokerStory) -> None:
+    """The controller's view and the leadership moves."""
+    for e, note in (("controller_broker_failure", "the controller saw the broker leave the cluster"),
+                    ("controller_broker_shutdown", "the controller moved leaders off the broker")):
+        r.cite(r.about.filter(pl.col("event") == e), note)
+    moved = r.moved
+    if moved.height:
+        tps = moved.filter(pl.col("topic_partition").is_not_null()).unique("topic_partition", keep="first", maintain_order=True)
+        story.moved = [{"topic_partition": x["topic_partition"], "leader": x["leader"] if x["leader"] is not None else x["broker_id"], "ts": x["ts"]}
+                       for x in tps.iter_rows(named=True)]
+        if story.moved:
+            r.cite(moved, f"leadership moved off {node_words(r.node)}")
+            shown = ", ".join(f"{safe(m['topic_partition'])} → broker {m['leader']}" for m in story.moved[:5])
+            r.say(f"the controller moved {plural(len(story.moved), 'partition leader')} away ({shown}"
+                  + (f" and {len(story.moved) - 5} more" if len(story.moved) > 5 else "") + ")")
+    unclean = moved.filter(pl.col("event") == "unclean_leader_election")
+    if unclean.height:
+        r.cite(unclean, "unclean leader election: records not yet replicated are lost")
+        r.say(f"{plural(unclean.height, 'unclean leader election')} made an out-of-sync replica leader (records can be lost)")
+
+
 def explain(ctx: Context, node: int | None, start: dt.datetime, end: dt.datetime, address: str | None = None,
             logs: list[str] | None = None) -> BrokerStory | None:
     """What the node's own logs (and the controller's lines about it) say from LEAD before ``start``
@@ -151,173 +363,28 @@ def explain(ctx: Context, node: int | None, start: dt.datetime, end: dt.datetime
     bev = broker_events(ctx)
     if bev.height == 0:
         return None
-    ids = identities(bev)
-    mine = ids.filter(pl.col("path").is_in(logs)) if logs is not None else ids.filter(pl.col("node") == node)
-    host = _host(address)
-    if host and mine.height:  # another cluster's node N: refused when both name a host (or both an IP) and differ
-        ip = pl.col("host").str.contains(r"^\d+\.\d+\.\d+\.\d+$")
-        same_kind = ip == bool(re.fullmatch(r"\d+\.\d+\.\d+\.\d+", host))
-        mine = mine.filter(pl.col("host").is_null() | (pl.col("host") == host) | ~same_kind)
-    logs = sorted(mine.get_column("path").to_list())
+    logs = _node_logs(ctx, bev, node, address, logs)
     if not logs:
         return None
-    w0, w1 = start - LEAD, end + TAIL
     uncovered = _not_covering(ctx, node, logs, start, end)
     if uncovered is not None:
         return uncovered
-    inw = pl.col("ts").is_between(w0, w1)
-    own = bev.filter(pl.col("path").is_in(logs) & inw & pl.col("event").is_in(list(SELF_EVENTS))).sort(["ts", "file", "line"])
-    about = bev.filter(~pl.col("path").is_in(logs) & inw & pl.col("event").is_in(list(ABOUT_EVENTS)) & (pl.col("node") == node)).sort("ts")
-    moved = bev.filter(inw & pl.col("event").is_in(list(LEADER_EVENTS)) & (pl.col("leader").is_null() | (pl.col("leader") != node))
-                       & ~((pl.col("event") == "partition_leader_starts") & (pl.col("broker_id") == node))).sort("ts")
-    has = lambda *evs: own.filter(pl.col("event").is_in(list(evs)))  # noqa: E731
-    story = BrokerStory(node=node, kind="nothing", text="", logs=logs)
+    r = _Reading(ctx, bev, node, logs, start, end)
     names = ", ".join(safe(p) for p in logs)
-    who = f"broker node {node}" if node is not None else "the broker (its log names no node id)"
-    ev_: list[Evidence] = []
-
-    def cite(df: pl.DataFrame, note: str, last: bool = False) -> dict | None:
-        if df.height == 0:
-            return None
-        r = _row(df, -1 if last else 0)
-        ev_.append(evidence(r, note))
-        return r
-
-    disk = has(*DISK, "broker_fatal")
-    full = disk.filter(pl.col("error").is_not_null())
-    down = has(*SHUTDOWN)
-    controlled = has("broker_controlled_shutdown", "broker_controlled_shutdown_done")
-    up = has(*STARTUP)
-    up_after = up.filter(pl.col("ts") >= (down["ts"].min() if down.height else w0))
-    # a banner at its log's very beginning shows where the log starts, not a crash before it
-    begins = pl.DataFrame({"path": logs, "_begin": [r.first_ts if (r := ctx.input(p)) is not None else None for p in logs]},
-                          schema={"path": pl.String, "_begin": pl.Datetime("us", "UTC")})
-    up_late = (up.with_columns(pl.col("path").cast(pl.String).alias("_p")).join(begins, left_on="_p", right_on="path", how="left")
-               .filter(pl.col("_begin").is_null() | (pl.col("ts") - pl.col("_begin") > AT_LOG_START)).drop("_p", "_begin"))
-    expired = has("zk_session_expired")
-    startup_failed = has("broker_fatal").filter(pl.col("detail").fill_null("").str.contains("startup"))
-    started = has("broker_started")
-    fenced = about.filter(pl.col("event") == "controller_broker_fenced")
-    silence = _silence(ctx, logs, start - SILENT, end, bev)
-    parts: list[str] = []
-    if disk.filter(pl.col("event").is_in(list(DISK))).height:
-        r = cite(full if full.height else disk, "the disk error that took the log directory offline")
-        d = safe(r.get("log_dir") or "a log directory")
-        err = full["error"][0] if full.height else None
-        story.kind = "disk-full" if err in ("No space left on device", "Disk quota exceeded") else "log-dir-failure"
-        parts.append(f"{who}'s own log shows log directory {d} failing at {fmt_time(r['ts'])}"
-                     + (f" ({safe(err)}: the disk was full)" if story.kind == "disk-full" else f" ({safe(err or 'an I/O error')})"))
-        fatal = has("broker_fatal")
-        if fatal.height:
-            f = cite(fatal, "the broker shut itself down")
-            parts.append(f"the broker then stopped itself ({safe(f.get('detail') or 'fatal error')}, {fmt_time(f['ts'])})")
-        else:
-            cite(has("log_dir_offline"), "the replicas in that directory went offline")
-        if up_after.height:
-            u = cite(up_after, "it started again", last=True)
-            parts.append(f"and started again at {fmt_time(u['ts'])}")
-    elif startup_failed.height:  # 'Fatal error during KafkaServer startup': the start itself failed, however many times
-        story.kind = "startup-failed"
-        n = startup_failed.height
-        f0 = cite(startup_failed, "start-up failed")
-        if n > 1:
-            cite(startup_failed, f"start-up failed again ({plural(n, 'attempt')} in the window)", last=True)
-        why = _exception_of(startup_failed["msg"][n - 1] if "msg" in startup_failed.columns else None)  # the record's message: its trace too
-        t0, t1 = f0["ts"], startup_failed["ts"].max()
-        tries = (f"failed to start {plural(n, 'time')} from {fmt_time(t0)} to {fmt_time(t1)}" if n > 1
-                 else f"failed to start at {fmt_time(t0)}")
-        parts.append(f"{who} {tries} (Fatal error during start-up" + (f": {safe(why)}" if why else "") + ")")
-        ok = started.filter(pl.col("ts") > t1)
-        if ok.height:
-            u = cite(ok, "started at last")
-            parts.append(f"it started at last at {fmt_time(u['ts'])}")
-        else:
-            gone = has("broker_exit").filter(pl.col("ts") >= t1)
-            if gone.height:
-                cite(gone, "the broker's JVM exits")
-            parts.append("its log shows no successful start after that (no 'started' line)"
-                         + (" and the process exited ('Exiting Kafka')" if gone.height else "") + ": the broker stayed down")
-        story.recovered = bool(ok.height)
-        if why and ("No space left on device" in why or "Disk quota exceeded" in why):
-            story.disk_full = True
-    elif down.height:
-        d0 = cite(down, "the shutdown begins" + (" (SIGTERM: someone or something stopped it)" if down["event"][0] == "broker_signal" and down["detail"][0] == "SIGTERM" else ""))
-        if controlled.height:
-            cite(controlled, "controlled shutdown: leadership handed to other brokers first", last=True)
-        cite(has("broker_shut_down"), "shut down completed")
-        if up_after.height:
-            u = cite(up_after, "started again", last=True)
-            story.kind = "controlled-restart" if controlled.height else "restart"
-            parts.append(f"{who} was shut down {'in a controlled shutdown ' if controlled.height else ''}at {fmt_time(d0['ts'])} and "
-                         f"started again at {fmt_time(u['ts'])} ({fmt_duration((u['ts'] - d0['ts']).total_seconds())} down)"
-                         + (": a planned restart, what a rolling restart does one broker at a time" if controlled.height else ""))
-        else:
-            story.kind = "controlled-shutdown" if controlled.height else "shutdown"
-            parts.append(f"{who} was shut down {'in a controlled shutdown ' if controlled.height else ''}at {fmt_time(d0['ts'])}"
-                         " and its log shows no start-up after it in the window")
-    elif up_late.height:
-        u = cite(up_late, "start-up banner with no shutdown lines before it")
-        story.kind = "crash-restart"
-        before = silence[0] if silence else None
-        parts.append(f"{who} started again at {fmt_time(u['ts'])} with no shutdown lines before it"
-                     + (f" (its log is silent from {fmt_time(before)})" if before else "")
-                     + ": it crashed or was killed (OOM killer, kill -9, host reboot) and was restarted")
-    if silence is not None and story.kind in ("nothing", "crash-restart"):  # a stopped broker's log is silent anyway
-        story.silence = (silence[0], silence[1])
-        a, b = silence[2], silence[3]
-        if a is not None:
-            ev_.append(Evidence(path=a["file"], line=int(a["line"]), text=a["raw"], ts=silence[0], note=f"{node_words(node)}'s last line before its silence"))
-        if b is not None:
-            ev_.append(Evidence(path=b["file"], line=int(b["line"]), text=b["raw"], ts=silence[1], note=f"{node_words(node)}'s first line after its silence"))
-        gap = fmt_duration((silence[1] - silence[0]).total_seconds()) if silence[1] else None
-        to = f"to {fmt_time(silence[1])} ({gap})" if silence[1] else "to the end of its log"
-        said = f"{who} logged nothing from {fmt_time(silence[0])} {to}"
-        if story.kind == "nothing":
-            story.kind = "silent"
-            parts.append(said + ": no shutdown, no error, no restart banner — the host or the JVM stopped (a long GC pause, a hung or paused VM, the host down)")
-        elif story.kind == "crash-restart":
-            parts.append(said)
-    if expired.height or fenced.height:
-        if expired.height:
-            r = cite(expired, "the broker's ZooKeeper session expired")
-            what = (f"{who}'s ZooKeeper session expired at {fmt_time(r['ts'])} (a long GC pause or a network partition to ZooKeeper): "
-                    "it was out of the cluster until it re-registered")
-        else:
-            r = cite(fenced, "the controller fenced the broker: its heartbeats stopped")
-            what = f"the KRaft controller fenced {who} at {fmt_time(r['ts'])}: its heartbeats had stopped"
-        if story.kind == "nothing":
-            story.kind = "session-expired" if expired.height else "fenced"
-        parts.append(what)
-    # the controller's view and the leadership moves
-    for e, note in (("controller_broker_failure", "the controller saw the broker leave the cluster"),
-                    ("controller_broker_shutdown", "the controller moved leaders off the broker"),
-                    ("controller_broker_fenced", "the controller fenced the broker")):
-        x = about.filter(pl.col("event") == e)
-        if x.height and e != "controller_broker_fenced":
-            cite(x, note)
-    if moved.height:
-        tps = moved.filter(pl.col("topic_partition").is_not_null()).unique("topic_partition", keep="first", maintain_order=True)
-        story.moved = [{"topic_partition": r["topic_partition"], "leader": r["leader"] if r["leader"] is not None else r["broker_id"], "ts": r["ts"]}
-                       for r in tps.iter_rows(named=True)]
-        if story.moved:
-            cite(moved, f"leadership moved off {node_words(node)}")
-            shown = ", ".join(f"{safe(m['topic_partition'])} → broker {m['leader']}" for m in story.moved[:5])
-            parts.append(f"the controller moved {plural(len(story.moved), 'partition leader')} away ({shown}"
-                         + (f" and {len(story.moved) - 5} more" if len(story.moved) > 5 else "") + ")")
-    unclean = moved.filter(pl.col("event") == "unclean_leader_election")
-    if unclean.height:
-        cite(unclean, "unclean leader election: records not yet replicated are lost")
-        parts.append(f"{plural(unclean.height, 'unclean leader election')} made an out-of-sync replica leader (records can be lost)")
-    story.evidence = ev_
-    times = [e.ts for e in ev_ if e.ts is not None]
+    story = BrokerStory(node=node, kind="nothing", lead=f"The broker's side ({names}): ", body=Text(), logs=logs)
+    _disk(r, story) or _startup_failed(r, story) or _shutdown(r, story) or _crash(r, story)
+    _silent(r, story)
+    _session(r, story)
+    _leaders(r, story)
+    story.evidence = r.evidence
+    times = [e.ts for e in r.evidence if e.ts is not None]
     story.first, story.last = (min(times), max(times)) if times else (None, None)
-    if parts:
-        story.text = f"The broker's side ({names}): " + "; ".join(parts) + "."
+    if r.parts:
+        story.body = Text(Text.join("; ", r.parts), ".")
     else:
-        story.text = (f"The broker's side ({names}): {who}'s own logs show no shutdown, restart, disk error, session expiry "
-                      f"or silence from {fmt_time(w0)} to {fmt_time(w1)}: the broker process kept running, so look at the network "
-                      "path between the clients and it, or at its request queues.")
-    story.ruled_out = _ruled_out(ctx, story, node, w0, w1, has, bev, logs)
+        story.body = Text(f"{r.who}'s own logs show no shutdown, restart, disk error, session expiry or silence from ", at(r.w0), " to ",
+                          at(r.w1), ": the broker process kept running, so look at the network path between the clients and it, or at its request queues.")
+    story.ruled_out = _ruled_out(ctx, story, node, r.w0, r.w1, r.has, logs)
     return story
 
 
@@ -335,7 +402,7 @@ def _not_covering(ctx: Context, node: int, logs: list[str], start: dt.datetime, 
     if a <= end + TAIL and b >= start - LEAD:  # a broker that died has a log ending just before the clients fail
         return None
     names = ", ".join(safe(p) for p in logs)
-    side = f"ends at {fmt_time(b)}, well before" if b < start else f"starts at {fmt_time(a)}, after"
+    side = Text("ends at ", at(b), ", well before") if b < start else Text("starts at ", at(a), ", after")
     shifts = [k * sign for k in ZONE_SHIFTS_H for sign in (1, -1) if a <= start - dt.timedelta(hours=k * sign) <= b]
     hint = ""
     if shifts:
@@ -343,33 +410,31 @@ def _not_covering(ctx: Context, node: int, logs: list[str], start: dt.datetime, 
         hint = (f" Moved {abs(k)} h {'earlier' if k > 0 else 'later'}, the clients' window would fall inside it: if one of these logs' "
                 "zone-less stamps was read in the wrong zone, give --tz 'GLOB=ZONE' for it ('logsleuth inspect' shows the zone "
                 "each input was read in).")
-    story = BrokerStory(node=node, kind="not-covered", logs=logs, text=(
-        f"The broker's side: node {node}'s log given ({names}) {side} the clients' window ({fmt_time(start)} → {fmt_time(end)}), "
-        f"so it cannot tell whether the broker shut down, restarted or kept running then.{hint}"))
-    story.ruled_out = []
-    return story
+    body = Text(f"node {node}'s log given ({names}) ", side, " the clients' window (", at(start), " → ", at(end), "), "
+                f"so it cannot tell whether the broker shut down, restarted or kept running then.{hint}")
+    return BrokerStory(node=node, kind="not-covered", lead="The broker's side: ", body=body, logs=logs, zone_hint=bool(shifts))
 
 
 COVERED_MIN = dt.timedelta(seconds=30)  # a broker log covering less of the window than this rules nothing out by absence
 
 
-def _ruled_out(ctx: Context, story: BrokerStory, node: int | None, w0, w1, has, bev: pl.DataFrame, logs: list[str]) -> list[str]:
+def _ruled_out(ctx: Context, story: BrokerStory, node: int | None, w0, w1, has, logs: list[str]) -> list[Text]:
     # an absence is stated for the part of the window the node's logs cover, and not at all when
     # they cover (almost) none of it: a one-line excerpt shows no banner because it holds one line
     spans = [(r.first_ts, r.last_ts) for r in ctx.log_inputs() if r.name in logs and r.first_ts is not None and r.last_ts is not None]
     c0 = max([w0, *[a for a, _ in spans]]) if spans else w0
     c1 = min([w1, *[b for _, b in spans]]) if spans else w1
-    out: list[str] = []
-    silent = [f"A broker that was up but refusing clients: {node_words(node)} logged nothing at all while the clients failed"] if story.kind == "silent" else []
+    out: list[Text] = []
+    silent = [Text(f"A broker that was up but refusing clients: {node_words(node)} logged nothing at all while the clients failed")] if story.kind == "silent" else []
     if c1 - c0 < COVERED_MIN:
         return silent
-    span = f"from {fmt_time(c0)} to {fmt_time(c1)}" + ("" if (c0, c1) == (w0, w1) else " (the part of the window it covers)")
+    span = Text("from ", at(c0), " to ", at(c1), "" if (c0, c1) == (w0, w1) else " (the part of the window it covers)")
     if story.kind not in ("controlled-restart", "controlled-shutdown", "restart", "shutdown") and not has(*SHUTDOWN).height:
-        out.append(f"A controlled shutdown or rolling restart of {node_words(node)}: its log has no shutdown lines {span}")
+        out.append(Text(f"A controlled shutdown or rolling restart of {node_words(node)}: its log has no shutdown lines ", span))
     if story.kind not in ("disk-full", "log-dir-failure") and not story.disk_full:
-        out.append(f"A full disk or failed log directory on {node_words(node)}: no log directory failure in its log {span}")
+        out.append(Text(f"A full disk or failed log directory on {node_words(node)}: no log directory failure in its log ", span))
     if story.kind not in ("crash-restart",) and not has(*STARTUP).height:
-        out.append(f"A crash and restart of {node_words(node)}: no start-up banner in its log {span}")
+        out.append(Text(f"A crash and restart of {node_words(node)}: no start-up banner in its log ", span))
     return out + silent
 
 
@@ -505,36 +570,51 @@ def moved_named(story: BrokerStory, named_tps: list) -> list[str]:
     return [t for t in (named_tps or []) if t in have]
 
 
+SIDE = Verdict.load(__file__, "kafka.broker-side")
+
+
+@dataclass
+class BrokerSideFacts:
+    """What a client finding takes from the node's story (kafka.broker-side.toml words it)."""
+
+    node: int | None
+    kind: str
+    explains: bool
+    label: str
+    logs: list[str]
+    story: Text
+    zone_hint: bool
+    remedy: str | None
+    leader_retries: int | None
+    leaders_moved: bool
+    window_from: dt.datetime | None
+    window_to: dt.datetime | None
+
+
 def link_episode(ctx: Context, ep: dict, finding) -> BrokerStory | None:
     """The broker's side of a client episode written into a client finding (root cause, evidence,
-    ruled out, remediation, cause, confidence): the one hook the client detectors call."""
+    ruled out, remediation, cause, confidence — as kafka.broker-side.toml declares): the one hook
+    the client detectors call."""
     story = explain(ctx, ep.get("node"), ep.get("from"), ep.get("to"), ep.get("address"))
     if story is None:
         return None
-    finding.root_cause += " " + story.text
-    moved = moved_named(story, list(ep.get("named_tps") or []))
-    if ep.get("not_leader_retries") and story.moved:
-        finding.root_cause += (f" The leader elections explain the {ep['not_leader_retries']} NOT_LEADER_OR_FOLLOWER retries: the "
-                               "client kept sending to the old leader until its metadata caught up.")
+    facts = BrokerSideFacts(
+        node=story.node, kind=story.kind, explains=story.explains, label=LABEL.get(story.kind, story.kind), logs=list(story.logs),
+        story=story.text, zone_hint=story.zone_hint, remedy=remedy(story) if story.explains else None,
+        leader_retries=ep.get("not_leader_retries"), leaders_moved=bool(story.moved), window_from=ep.get("from"), window_to=ep.get("to"),
+    )
+    finding.root_cause = Text(finding.root_cause, SIDE.phrase("root_cause", facts))
+    finding.title = Text(finding.title, SIDE.phrase("title", facts))
     finding.evidence = sorted(finding.evidence + story.evidence, key=lambda e: (e.ts is None, e.ts, e.path, e.line))
     finding.ruled_out += story.ruled_out
-    if story.explains:
-        finding.title += f" — node {story.node}: {LABEL.get(story.kind, story.kind)} (its own log)"
-        finding.confidence = min(0.97, finding.confidence + 0.1)
-        finding.confidence_reasons.append(f"+ node {story.node}'s own log ({', '.join(story.logs)}) shows why it went away: {story.kind}")
-        r = remedy(story)
-        if r:
-            finding.remediation.insert(0, r)
-    elif story.kind == "not-covered":
-        finding.confidence = max(0.3, finding.confidence - 0.1)
-        finding.confidence_reasons.append(
-            f"- node {story.node}'s log ({', '.join(story.logs)}) does not reach this window: the broker's side is not known"
-            + (" (the times look shifted by whole hours: a zone)" if "Moved " in story.text else ""))
-        finding.remediation.append(f"Give node {story.node}'s log of {fmt_time(ep.get('from'))} → {fmt_time(ep.get('to'))}"
-                                   + (", or read these logs with the right --tz (see the root cause)" if "Moved " in story.text else "")
-                                   + ": whether the broker stopped or kept running is in it.")
-    else:
-        finding.confidence_reasons.append(f"  node {story.node}'s own log is given and shows nothing that explains the outage")
+    finding.confidence, reasons = SIDE.adjust(finding.confidence, facts)
+    finding.confidence_reasons += reasons
+    first, last = SIDE.phrase("remedy_first", facts), SIDE.phrase("remedy_last", facts)
+    if first:
+        finding.remediation.insert(0, first)
+    if last:
+        finding.remediation.append(last)
+    moved = moved_named(story, list(ep.get("named_tps") or []))
     if isinstance(finding.cause, dict):
         finding.cause["broker_side"] = story.cause()
     finding.details["broker_side"] = {**story.cause(), "leaders_moved_named_by_retries": moved}

@@ -17,6 +17,7 @@ from logsleuth.detectors.base import Context, Detector, ordered_evidence, safe
 from logsleuth.detectors.finding import Finding
 from logsleuth.detectors.kafka.broker import AT_LOG_START, LABEL, REMEDY, BrokerStory, broker_events, explain, identities, impact_by_node, node_words, remedy_for
 from logsleuth.detectors.kafka.text import client_in
+from logsleuth.detectors.words import Text
 from logsleuth.detectors.verdict import Verdict
 
 VERDICT = Verdict.load(__file__, "kafka.broker-restart")
@@ -40,7 +41,7 @@ class BrokerRestartFacts:
     at: dt.datetime  # when it began, by the node's own lines
     first: dt.datetime
     last: dt.datetime
-    story: str  # the node's story from its own logs (broker.explain, shared with the client findings)
+    story: Text  # the node's story from its own logs (broker.explain, shared with the client findings)
     logs: list[str]
     clients: list[str] = field(default_factory=list)  # 'client in path' of the client logs that show the node failing in the window
     losers: list[str] = field(default_factory=list)  # those of them that lost records or sends
@@ -50,7 +51,7 @@ class BrokerRestartFacts:
     covering: list[str] = field(default_factory=list)  # client logs given that cover the window and show no failure of the node
     client_logs: int = 0  # client logs given
     remedies: list[str] = field(default_factory=list)
-    ruled_out_texts: list[str] = field(default_factory=list)
+    ruled_out_texts: list[Text] = field(default_factory=list)
     broker_story: BrokerStory | None = field(default=None, repr=False)
 
 
@@ -100,7 +101,7 @@ def _facts(ctx: Context, ep: dict, path: str, story: BrokerStory, hit: pl.DataFr
     return BrokerRestartFacts(
         node=node, unnamed_path=None if node is not None else path, node_name=node_words(node), kind=story.kind,
         label=LABEL.get(story.kind, story.kind), at=story.first or ep["first"], first=ep["first"], last=ep["last"],
-        story=story.text.replace("The broker's side (", "From its own logs (", 1), logs=list(story.logs),
+        story=story.own_text, logs=list(story.logs),
         clients=clients, losers=named(hit.filter(pl.col("lost"))) if hit.height else [],
         lost=bool(hit.height and hit["lost"].any()),
         down_for_good=story.kind == "startup-failed" and not story.recovered,
