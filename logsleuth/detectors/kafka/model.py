@@ -144,7 +144,8 @@ def _build(ctx: Context) -> Model | None:
     return model
 
 
-def _episodes(kev: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _trouble(kev: pl.DataFrame) -> pl.DataFrame:
+    """The client lines that show trouble with a broker, each with its node (``tnode``) and how it failed."""
     ev = pl.col("event")
     tr = kev.filter(
         (pl.col("client_id").is_not_null() | (pl.col("client") == "")) & pl.col("ts").is_not_null() & ev.is_in(list(TROUBLE))
@@ -179,6 +180,11 @@ def _episodes(kev: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         .drop("_bdrop", "_bnode")
         .sort(["path", "client", "ts", "file", "line"])
     )
+    return tr
+
+
+def _episodes(kev: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    tr = _trouble(kev)
     if tr.height == 0:
         return tr.with_columns(ep=pl.lit(None, dtype=pl.Int64)), pl.DataFrame()
     # a new episode after a quiet stretch longer than EPISODE_GAP, or longer than RECOVERY_QUIET (the
@@ -190,7 +196,11 @@ def _episodes(kev: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     node_after = hard.backward_fill().over(by)
     switch = ((gap > RECOVERY_QUIET) & (node_before != node_after)).fill_null(False)
     tr = tr.with_columns(ep=(gap.is_null() | (gap > EPISODE_GAP) | switch).cum_sum().cast(pl.Int64))
+    return tr, _episode_rows(tr, _primary_nodes(tr))
 
+
+def _primary_nodes(tr: pl.DataFrame) -> pl.DataFrame:
+    """Per episode, its node: of the nodes that failed hard in it, the worst."""
     # per (episode, node): how the node failed; the episode's node is the worst one
     per_node = (
         tr.filter(pl.col("tnode").is_not_null())
@@ -210,13 +220,17 @@ def _episodes(kev: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         .filter(pl.col("hard") > 0)
         .sort(["ep", "n_unreachable", "hard", "n_soft", "tnode"], descending=[False, True, True, True, False])
     )
-    primary = per_node.group_by("ep", maintain_order=True).agg(
+    return per_node.group_by("ep", maintain_order=True).agg(
         node=pl.col("tnode").first(),
         address=pl.coalesce(pl.col("address"), pl.col("address_any")).first(),
         node_from=pl.col("node_from").first(),
         node_to=pl.col("node_to").first(),
         other_nodes=pl.col("tnode").slice(1),
     )
+
+
+def _episode_rows(tr: pl.DataFrame, primary: pl.DataFrame) -> pl.DataFrame:
+    """One row per episode: its window, its counts by kind of trouble, its node."""
     errors = (
         tr.filter(pl.col("retry") & pl.col("error").is_not_null())
         .group_by(["ep", "error"], maintain_order=True).agg(n=pl.len(), first=pl.col("ts").min())
@@ -256,7 +270,7 @@ def _episodes(kev: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         )
         .sort(["from", "path"])
     )
-    return tr, eps
+    return eps
 
 
 def _batches(kev: pl.DataFrame) -> pl.DataFrame:
