@@ -31,7 +31,6 @@ app = typer.Typer(
 )
 
 
-ARGV: list[str] | None = None  # the arguments of this run, for the reports that record their command line
 
 app.command(epilog=epilog("inspect"))(inspect.inspect)
 app.command(epilog=epilog("events"))(events.events)
@@ -65,8 +64,6 @@ def main(argv: list[str] | None = None) -> None:
     except ImportError:  # pragma: no cover
         from click.exceptions import ClickException
 
-    global ARGV
-    ARGV = list(argv if argv is not None else sys.argv[1:])
     debug = bool(os.environ.get("LOGSLEUTH_DEBUG"))
     _closed_streams()
     if not debug:
@@ -74,7 +71,7 @@ def main(argv: list[str] | None = None) -> None:
     code = 0
     from logsleuth.cli import options
 
-    _new_run()
+    _new_run(list(argv if argv is not None else sys.argv[1:]))
     own = argv is None  # the program itself, not a caller in its own process (tests, embedding): its handlers stay its own
     if own:
         _terminate_cleanly()
@@ -140,17 +137,16 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code)
 
 
-def _new_run() -> None:
+def _new_run(argv: list[str]) -> None:
     """Nothing of an earlier run in this process carries over (the tests run many): the inputs it
-    could not read, its config file, display zone and colours."""
+    could not read, its config file, and its view (display zone, colours, command line)."""
     from logsleuth.cli import options
+    from logsleuth.render import view
 
     options.RUN_OPTIONS.clear()
     config.reset()
-    for name, reset in (("logsleuth.render.clock", "set_zone"), ("logsleuth.render.console", "set_color")):
-        mod = sys.modules.get(name)  # not imported for it: --help stays fast
-        if mod is not None:
-            getattr(mod, reset)(None)
+    view.begin(argv)
+
 class _ClosedStdout(OSError):
     pass
 

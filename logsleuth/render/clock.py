@@ -6,7 +6,7 @@ stay in UTC whatever it is, and nothing here changes what the detectors conclude
 UTC, and their prose (which names times as ``fmt_time`` writes them, ``… UTC``) is rewritten for
 display by :func:`localise`.
 
-The zone is set once per run by the command line (:func:`set_zone`)."""
+The zone is set once per run by the command line (:func:`set_zone`), in the run's view (render/view.py)."""
 
 from __future__ import annotations
 
@@ -14,47 +14,47 @@ import datetime as dt
 import re
 from dataclasses import replace
 
+from logsleuth.render.view import current
+
 _UTC = dt.timezone.utc
-_zone: dt.tzinfo = _UTC
-_name = "UTC"
 
 
 def set_zone(name: str | None) -> str:
     """``UTC`` (the default), ``local`` (this machine's zone) or an IANA name; returns the zone's
     name. A bad name is a LogsleuthError (one line, exit 2)."""
-    global _zone, _name
+    v = current()
     if not name or name.strip().upper() in ("UTC", "Z"):
-        _zone, _name = _UTC, "UTC"
-        return _name
+        v.zone, v.zone_name = _UTC, "UTC"
+        return v.zone_name
     import zoneinfo
 
     from logsleuth.ingest.timeparse import check_zone, local_zone
 
     zone = local_zone() if name.strip().lower() == "local" else check_zone(name.strip())
-    _zone, _name = (_UTC, "UTC") if zone in ("UTC", "Etc/UTC") else (zoneinfo.ZoneInfo(zone), zone)
-    return _name
+    v.zone, v.zone_name = (_UTC, "UTC") if zone in ("UTC", "Etc/UTC") else (zoneinfo.ZoneInfo(zone), zone)
+    return v.zone_name
 
 
 def zone_name() -> str:
     """The display zone's IANA name (``UTC`` by default)."""
-    return _name
+    return current().zone_name
 
 
 def is_utc() -> bool:
-    return _zone is _UTC
+    return current().zone is _UTC
 
 
 def local(t: dt.datetime) -> dt.datetime:
     if t.tzinfo is None:
         t = t.replace(tzinfo=_UTC)
-    return t.astimezone(_zone)
+    return t.astimezone(current().zone)
 
 
 def abbr(t: dt.datetime | None = None) -> str:
     """The zone's name at ``t`` (CET or CEST), ``UTC`` in UTC."""
     if is_utc():
         return "UTC"
-    return local(t or dt.datetime.now(_UTC)).tzname() or _name
+    return local(t or dt.datetime.now(_UTC)).tzname() or current().zone_name
 
 
 def when(t: dt.datetime | None, seconds: bool = True, ms: bool = False, zone: bool = True, missing: str = "n/a") -> str:
@@ -92,7 +92,7 @@ def iso_expr(col: str, zone: str | None = None):
     ``timeparse.iso_utc``, what the JSON, NDJSON and CSV outputs write."""
     import polars as pl
 
-    zone = zone or ("UTC" if is_utc() else _name)
+    zone = zone or ("UTC" if is_utc() else current().zone_name)
     ts = pl.col(col).dt.convert_time_zone(zone)
     end = "Z" if zone == "UTC" else "%:z"
     return (
@@ -151,7 +151,8 @@ class ZoneClock:
 
 def display_clock() -> ZoneClock:
     """The clock of the display zone set for this run (``set_zone``)."""
-    return ZoneClock(_zone, _name)
+    v = current()
+    return ZoneClock(v.zone, v.zone_name)
 
 
 # ----------------------------------------------------------------------------- detector prose

@@ -12,21 +12,21 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # rich is loaded by SafeConsole when a console is built: JSON output never needs it
     from rich.console import Console
 
+from logsleuth.render.view import current
 from logsleuth.safe import SafeConsole
-
-_color = "auto"  # set once per run by the command line (set_color)
 
 
 def set_color(mode: str | None) -> None:
-    global _color
-    _color = (mode or "auto").lower()
+    """``--color`` of this run, kept in its view (render/view.py)."""
+    current().color = (mode or "auto").lower()
 
 
 def color_mode() -> str:
     """``always``, ``never`` or ``auto``: ``--color``, else ``NO_COLOR`` (never) or ``FORCE_COLOR``
     (always) when they are set and not empty, else auto (colours on a terminal)."""
-    if _color in ("always", "never"):
-        return _color
+    color = current().color
+    if color in ("always", "never"):
+        return color
     if os.environ.get("NO_COLOR"):
         return "never"
     if os.environ.get("FORCE_COLOR"):

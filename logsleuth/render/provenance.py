@@ -33,9 +33,9 @@ class Provenance:
 
 
 def command_line() -> str:
-    import importlib
+    from logsleuth.render.view import current
 
-    argv = getattr(importlib.import_module("logsleuth.cli.app"), "ARGV", None)  # the module (the package exports the app)
+    argv = current().argv
     return "logsleuth " + shlex.join(argv) if argv else "logsleuth"
 
 
