@@ -134,6 +134,19 @@ def test_a_long_head_is_cut_before_the_evidence_message(cli, tmp_path):
     assert "could not be established. Broker may not be available." in quoted
 
 
+def test_a_long_log_name_stays_whole_in_the_inputs_at_80_columns(cli, tmp_path):
+    """A pod's log name longer than the inputs table leaves room for is not folded mid-word: each
+    log on a line of its own, what was read of it indented below."""
+    name = "payments-service-orders-producer-7f9c8d6b5-x2k4q_production-eu-west-1.log"
+    (tmp_path / name).write_text((SAMPLES / "kafka-outage" / "orders-producer.log").read_text())
+    out = cli("analyze", "--tz", "UTC", tmp_path, "--format", "text", env={"COLUMNS": "80"}).out.splitlines()
+    inputs = out[out.index(next(x for x in out if x.startswith("── inputs"))):]
+    assert name in inputs, inputs[:6]
+    detail = inputs[inputs.index(name) + 1]
+    assert detail.startswith("    ") and " lines · " in detail and " events · " in detail, detail
+    assert all(len(x) <= 80 for x in out)
+
+
 def test_text_is_the_same_report_without_colours():
     inc = SAMPLES / "kafka-outage"
     env = {"COLUMNS": "80"}

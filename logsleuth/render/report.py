@@ -385,15 +385,19 @@ class View:
 
     def inputs(self) -> list:
         out: list = [self.rule(Text("inputs", style="bold"))]
-        t = Table(box=None, pad_edge=False, header_style="bold dim", padding=(0, 2, 0, 0))
-        for c in ("log", "layout", "lines", "events", clock.abbr(self.a.span[0])):
-            t.add_column(c, overflow="fold", justify="right" if c in ("lines", "events") else "left")
-        if self.verbose:
-            t.add_column("zone", overflow="fold")
-        for r, row in zip(self.a.inputs, input_rows(self.a, self.short.path)):
-            when = _clock(r.first_ts, r.last_ts) if not r.skipped_input else ""
-            t.add_row(*(Text(v) for v in row[:4] + [when] + (row[6:] if self.verbose else [])))
-        out += self.table(t)
+        heads = ["log", "layout", "lines", "events", clock.abbr(self.a.span[0])] + (["zone"] if self.verbose else [])
+        rows = [row[:4] + [_clock(r.first_ts, r.last_ts) if not r.skipped_input else ""] + (row[6:] if self.verbose else [])
+                for r, row in zip(self.a.inputs, input_rows(self.a, self.short.path))]
+        widths = [max(len(h), *(len(x[i]) for x in rows)) if rows else len(h) for i, h in enumerate(heads)]
+        if sum(widths) + 2 * (len(widths) - 1) > self.width:
+            out += self._inputs_stacked(heads, rows)  # a name that does not fit is never cut: one on its own line
+        else:
+            t = Table(box=None, pad_edge=False, header_style="bold dim", padding=(0, 2, 0, 0))
+            for c in heads:
+                t.add_column(c, overflow="fold", justify="right" if c in ("lines", "events") else "left")
+            for row in rows:
+                t.add_row(*(Text(v) for v in row))
+            out += self.table(t)
         n = reading_notes(self.a, self.short.path)
         full = [w for _, w in n.warnings if w not in self.told]
         if full or n.routine:
@@ -407,6 +411,23 @@ class View:
             elif n.routine:
                 out += self.wrap(Text(f"{counts(len(n.routine), 'routine note')} (clocks in step or corrected, rotated logs joined): -v shows {'it' if len(n.routine) == 1 else 'them'}", style="dim"), label="  ")
         out.append(Text(""))
+        return out
+
+    def _inputs_stacked(self, heads: list[str], rows: list[list[str]]) -> list[Text]:
+        """The inputs when a log's name and its columns do not fit the width: each name whole on
+        its own line, what was read of it on the next ('kafka-log4j · 841 lines · 705 events ·
+        13:30–13:54 UTC')."""
+        out: list[Text] = []
+        zone = heads[4]
+        for row in rows:
+            name, layout, lines, events, when, *rest = row
+            out += self.wrap(Text(name))
+            if not lines:  # unread or skipped: the reason is in the layout cell
+                bits = [layout]
+            else:
+                bits = [layout, f"{lines} lines", f"{events} events", f"{when} {zone}" if when and "no times" not in when else when]
+            bits += [f"zone {z}" for z in rest if z]
+            out += self.wrap(Text(" · ".join(b for b in bits if b), style="dim"), label="    ", indent=4)
         return out
 
     def summary(self) -> list[Text]:
