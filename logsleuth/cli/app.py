@@ -17,7 +17,10 @@ import typer
 from logsleuth import __version__
 from logsleuth.cli import analyze, config, events, inspect, man, patterns, show, templates, timeline
 from logsleuth.cli.examples import epilog, root_epilog
+from logsleuth.cli.lean import install as _lean_options
 from logsleuth.errors import LogsleuthError
+
+_lean_options()  # option values coerced without importing pydantic (cli/lean.py)
 
 app = typer.Typer(
     name="logsleuth",
