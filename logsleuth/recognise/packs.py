@@ -534,6 +534,8 @@ def _pattern(entry: dict, pack: Pack, where: str, vocabulary: dict[str, Field]) 
 
 def check_regexes(packs: list[Pack]) -> None:
     """Every regex must compile on Polars' Rust engine: one batch, then one by one to name the culprit."""
+    import hashlib
+
     from logsleuth.cache import memo
 
     pats = [p for pack in packs for p in pack.patterns]
@@ -547,7 +549,7 @@ def check_regexes(packs: list[Pack]) -> None:
         except Exception:
             return False
 
-    key = "\x00".join(p.regex for p in pats)
+    key = hashlib.sha1("\x00".join(p.regex for p in pats).encode("utf-8", "surrogatepass")).hexdigest()  # not the regexes themselves (~35 KB)
     if memo("rust-ok", key, all_compile, "logsleuth.recognise.packs"):
         return
     for p in pats:
