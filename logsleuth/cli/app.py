@@ -22,7 +22,7 @@ from logsleuth.errors import LogsleuthError
 
 _lean_options()  # option values coerced without importing pydantic (cli/lean.py)
 
-app = typer.Typer(
+_SETTINGS = dict(
     name="logsleuth",
     help="Log forensics for message-broker incidents (Pulsar, Kafka Java producer, sarama).",
     epilog=root_epilog(),
@@ -32,20 +32,26 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+app = typer.Typer(**_SETTINGS)  # type: ignore[arg-type]
 
 
 ARGV: list[str] | None = None  # the arguments of this run, for the reports that record their command line
 
-app.command(epilog=epilog("inspect"))(inspect.inspect)
-app.command(epilog=epilog("events"))(events.events)
-app.command(epilog=epilog("analyze"))(analyze.analyze)
-app.command(epilog=epilog("report"))(analyze.report)
-app.command(epilog=epilog("timeline"))(timeline.timeline)
-app.command(epilog=epilog("templates"))(templates.templates)
-app.command(epilog=epilog("show"))(show.show)
-app.add_typer(patterns.app, name="patterns")
-app.command(epilog=epilog("config"))(config.config)
-app.command(epilog=epilog("man"))(man.man)
+# each command, by name, as it is added to an app (in the order 'logsleuth --help' lists them)
+_ADD = {
+    "inspect": lambda a: a.command(epilog=epilog("inspect"))(inspect.inspect),
+    "events": lambda a: a.command(epilog=epilog("events"))(events.events),
+    "analyze": lambda a: a.command(epilog=epilog("analyze"))(analyze.analyze),
+    "report": lambda a: a.command(epilog=epilog("report"))(analyze.report),
+    "timeline": lambda a: a.command(epilog=epilog("timeline"))(timeline.timeline),
+    "templates": lambda a: a.command(epilog=epilog("templates"))(templates.templates),
+    "show": lambda a: a.command(epilog=epilog("show"))(show.show),
+    "patterns": lambda a: a.add_typer(patterns.app, name="patterns"),
+    "config": lambda a: a.command(epilog=epilog("config"))(config.config),
+    "man": lambda a: a.command(epilog=epilog("man"))(man.man),
+}
+for _add in _ADD.values():
+    _add(app)
 
 
 def _version(value: bool) -> None:
@@ -59,6 +65,21 @@ def _root(
     version: Annotated[bool, typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print the version.")] = False,
 ) -> None:
     pass
+
+
+def _app_for(args: list[str]) -> typer.Typer:
+    """The app that runs these arguments: for ``logsleuth COMMAND ...``, one with only that command
+    (typer builds every command's click object, options and help on each run: ~25 ms for the ten,
+    most of which the run never uses); the whole app for everything else (the root's help and
+    options, an unknown command and its suggestions, shell completion, and ``man``, which reads the
+    whole command tree)."""
+    name = args[0] if args else None
+    if name not in _ADD or name == "man" or "_LOGSLEUTH_COMPLETE" in os.environ:
+        return app
+    one = typer.Typer(**_SETTINGS)  # type: ignore[arg-type]
+    _ADD[name](one)
+    one.callback()(_root)
+    return one
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -82,7 +103,7 @@ def main(argv: list[str] | None = None) -> None:
     if own:
         _terminate_cleanly()
     try:
-        rv = app(args=argv, standalone_mode=False, prog_name="logsleuth")
+        rv = _app_for(ARGV)(args=argv, standalone_mode=False, prog_name="logsleuth")
         code = rv if isinstance(rv, int) else 0
     except Terminated as e:  # SIGTERM, SIGHUP: the temporary directories go as at a normal exit
         _ignore_sigint(own)
