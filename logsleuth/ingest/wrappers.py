@@ -20,6 +20,7 @@ from typing import Callable
 
 import polars as pl
 
+from logsleuth.cache import parsed_toml
 from logsleuth.errors import PackError
 from logsleuth.ingest.timeparse import TimeSpec, parse_iso, stamp_expr
 from logsleuth.resources import patterns_dir
@@ -51,7 +52,7 @@ class Wrapper:
 def wrappers() -> tuple[Wrapper, ...]:
     path = patterns_dir() / "wrappers.toml"
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = parsed_toml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
         raise PackError(f"{path.name}: {e}") from None
     out = []

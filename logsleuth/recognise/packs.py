@@ -20,6 +20,7 @@ from pathlib import Path
 
 import polars as pl
 
+from logsleuth.cache import parsed_toml
 from logsleuth.errors import PackError
 from logsleuth.resources import patterns_dir
 
@@ -175,7 +176,7 @@ class PackSet:
 def load_vocabulary(path: Path | None = None) -> dict[str, Field]:
     path = path or patterns_dir() / "fields.toml"
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = parsed_toml(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise PackError(f"{path}: cannot read the field vocabulary ({e})") from None
     out: dict[str, Field] = {}

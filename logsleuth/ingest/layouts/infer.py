@@ -19,6 +19,7 @@ from functools import lru_cache
 
 import polars as pl
 
+from logsleuth.cache import parsed_toml
 from logsleuth.errors import PackError
 from logsleuth.ingest.layouts.catalog import Layout
 from logsleuth.ingest.timeparse import TimeSpec, stamp_expr
@@ -69,7 +70,7 @@ class Stamp:
 def stamps() -> tuple[Stamp, ...]:
     path = patterns_dir() / "stamps.toml"
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = parsed_toml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
         raise PackError(f"{path.name}: {e}") from None
     out = []
