@@ -161,7 +161,22 @@ def main(argv: list[str] | None = None) -> None:
             print(f"logsleuth: error: cannot write the output: {(e.strerror or str(e)).lower()}", file=sys.stderr)
             code = 2
         _quiet_stdout()
+    if own:
+        _quick_exit()
     sys.exit(code)
+
+
+def _quick_exit() -> None:
+    """The program's own exit without the interpreter's final garbage collection over everything a
+    run imported (Polars alone: ~40 ms of CPU, a tenth of a small run): the objects alive now are
+    moved out of the collector's reach (``gc.freeze``). Everything that cleans up still runs as
+    before: atexit handlers (the cache, the progress line, the spill directories), weakref
+    finalizers (the texts store's directory) and the flush of the standard streams; only objects
+    caught in reference cycles are not collected, which the process's end frees anyway. Not for a
+    caller that runs ``main(argv)`` in its own process: its objects stay collectable."""
+    import gc
+
+    gc.freeze()
 
 
 def _new_run() -> None:
