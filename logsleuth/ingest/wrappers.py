@@ -20,6 +20,7 @@ from typing import Callable
 
 import polars as pl
 
+from logsleuth.cache import parsed_toml
 from logsleuth.errors import PackError
 from logsleuth.ingest.timeparse import TimeSpec, parse_iso, stamp_expr
 from logsleuth.resources import patterns_dir
@@ -51,7 +52,7 @@ class Wrapper:
 def wrappers() -> tuple[Wrapper, ...]:
     path = patterns_dir() / "wrappers.toml"
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = parsed_toml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
         raise PackError(f"{path.name}: {e}") from None
     out = []
@@ -89,11 +90,35 @@ def by_id(ids: tuple[str, ...]) -> tuple[Wrapper, ...]:
 
 def _fits(lines: pl.Series, w: Wrapper) -> tuple[float, pl.Series, pl.Series | None]:
     """(share of lines that fit, the lines peeled, the hosts found)."""
+    quick = _quick_fits(lines, w)
+    if quick is not None:
+        return quick
     parts = lines.to_frame("t").select(_groups_of(w.regex)).unnest("g")
     inner = parts["inner"]
     rate = inner.is_not_null().sum() / max(1, lines.len())
     host = parts["host"] if "host" in parts.columns else None
     return rate, pl.select(pl.coalesce(inner, lines)).to_series(), host
+
+
+def _quick_fits(lines: pl.Series, w: Wrapper) -> tuple[float, pl.Series, pl.Series | None] | None:
+    """``_fits`` of a tiny sample with Python's ``re`` (``layouts/quick.py``: only where it reads
+    the lines as Polars' engine does), else None."""
+    from logsleuth.ingest.layouts import quick
+
+    texts = lines.to_list()
+    if not quick.tiny(texts) or None in texts:
+        return None
+    cre = quick.safe(w.regex)
+    if cre is None:
+        return None
+    found = [cre.search(x) for x in texts]
+    inner = [m.group("inner") if m else None for m in found]
+    rate = sum(1 for x in inner if x is not None) / max(1, lines.len())
+    host = None
+    if "host" in cre.groupindex:
+        host = pl.Series("host", [m.group("host") if m else None for m in found], dtype=pl.String)
+    peeled = pl.Series("inner", [x if x is not None else t for x, t in zip(inner, texts)], dtype=pl.String)
+    return rate, peeled, host
 
 
 @lru_cache(maxsize=64)

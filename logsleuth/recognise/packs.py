@@ -20,6 +20,7 @@ from pathlib import Path
 
 import polars as pl
 
+from logsleuth.cache import parsed_toml
 from logsleuth.errors import PackError
 from logsleuth.resources import patterns_dir
 
@@ -175,7 +176,7 @@ class PackSet:
 def load_vocabulary(path: Path | None = None) -> dict[str, Field]:
     path = path or patterns_dir() / "fields.toml"
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = parsed_toml(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise PackError(f"{path}: cannot read the field vocabulary ({e})") from None
     out: dict[str, Field] = {}
@@ -534,6 +535,8 @@ def _pattern(entry: dict, pack: Pack, where: str, vocabulary: dict[str, Field]) 
 
 def check_regexes(packs: list[Pack]) -> None:
     """Every regex must compile on Polars' Rust engine: one batch, then one by one to name the culprit."""
+    import hashlib
+
     from logsleuth.cache import memo
 
     pats = [p for pack in packs for p in pack.patterns]
@@ -547,7 +550,7 @@ def check_regexes(packs: list[Pack]) -> None:
         except Exception:
             return False
 
-    key = "\x00".join(p.regex for p in pats)
+    key = hashlib.sha1("\x00".join(p.regex for p in pats).encode("utf-8", "surrogatepass")).hexdigest()  # not the regexes themselves (~35 KB)
     if memo("rust-ok", key, all_compile, "logsleuth.recognise.packs"):
         return
     for p in pats:

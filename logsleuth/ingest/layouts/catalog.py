@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from logsleuth.cache import parsed_toml
 from logsleuth.errors import PackError, PatternError
 from logsleuth.ingest.timeparse import TimeSpec
 from logsleuth.resources import patterns_dir
@@ -214,7 +215,7 @@ def _from_regex(entry: dict, where: str) -> Layout:
 def load_layouts(path: Path | None = None) -> list[Layout]:
     path = path or patterns_dir() / "layouts.toml"
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = parsed_toml(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise PackError(f"{path}: cannot read layouts ({e})") from None
     out: list[Layout] = []
@@ -254,7 +255,7 @@ def load_record_starts(path: Path | None = None) -> tuple[str, ...]:
     Each regex is anchored at the line's start and every sample must match it."""
     path = path or patterns_dir() / "layouts.toml"
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = parsed_toml(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise PackError(f"{path}: cannot read layouts ({e})") from None
     out = []

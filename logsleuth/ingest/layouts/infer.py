@@ -19,6 +19,7 @@ from functools import lru_cache
 
 import polars as pl
 
+from logsleuth.cache import parsed_toml
 from logsleuth.errors import PackError
 from logsleuth.ingest.layouts.catalog import Layout
 from logsleuth.ingest.timeparse import TimeSpec, stamp_expr
@@ -69,7 +70,7 @@ class Stamp:
 def stamps() -> tuple[Stamp, ...]:
     path = patterns_dir() / "stamps.toml"
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = parsed_toml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
         raise PackError(f"{path.name}: {e}") from None
     out = []
@@ -108,7 +109,26 @@ def stamp_at_start_rate(texts: pl.Series) -> float:
     texts = texts.filter(texts.str.strip_chars() != "")
     if texts.len() == 0:
         return 0.0
+    found = _quick_counts(texts, [_at_start()])[0]
+    if found is not None:
+        return found / texts.len()
     return texts.str.slice(0, HEAD_CHARS).str.contains(_at_start()).sum() / texts.len()
+
+
+def _quick_counts(texts: pl.Series, regexes: list[str]) -> list[int | None]:
+    """How many of a tiny sample's lines' heads each regex finds, with Python's ``re``
+    (``quick.py``); None for each regex it does not answer alike (all when the sample is not tiny)."""
+    from logsleuth.ingest.layouts import quick
+
+    lines = texts.to_list()
+    if not quick.tiny(lines):
+        return [None for _ in regexes]
+    heads = [x[:HEAD_CHARS] for x in lines]
+    out: list[int | None] = []
+    for r in regexes:
+        c = quick.safe(r)
+        out.append(None if c is None else sum(1 for x in heads if c.search(x)))
+    return out
 
 
 @lru_cache(maxsize=1)
@@ -168,9 +188,14 @@ def inferred_layout(texts: pl.Series, best_rate: float) -> tuple[Layout, float] 
     n = texts.len()
     if n == 0:
         return None
-    frame = pl.DataFrame({"t": texts.str.slice(0, HEAD_CHARS)})
     shapes = stamps()
-    counts = frame.select([pl.col("t").str.contains(f"^{_BEFORE}(?:{s.regex}){_AFTER}").sum().alias(str(i)) for i, s in enumerate(shapes)]).row(0)
+    regexes = [f"^{_BEFORE}(?:{s.regex}){_AFTER}" for s in shapes]
+    counts = _quick_counts(texts, regexes)
+    rest = [r for r, c in zip(regexes, counts) if c is None]
+    if rest:
+        frame = pl.DataFrame({"t": texts.str.slice(0, HEAD_CHARS)})
+        found = iter(frame.select([pl.col("t").str.contains(r).sum().alias(str(i)) for i, r in enumerate(rest)]).row(0))
+        counts = [next(found) if c is None else c for c in counts]
     rates = [c / n for c in counts]
     top = max(rates)
     if top < MIN_FIT or top < best_rate + INFER_MARGIN:
