@@ -28,8 +28,8 @@ The parts, one stage each: client.py (the client model), chain.py (the log's rec
 incident.py (one incident's lines, kind, broker, partitions), budget.py (where its time went and its
 bounds, with waits.py, printed.py and app_only.py), compare.py (the model, model.py, and the
 configuration), stallfacts.py (the finding's facts). The verdict (severity, confidence and its
-reasons, thresholds) and every sentence are in sarama.retry-redial-stall.toml beside this file, with
-the filters format.py gives. This module runs those stages for each incident and assembles the
+reasons, thresholds) and every sentence are in sarama.retry-redial-stall.toml beside this file,
+loaded with the filters of its words by stallverdict.py. This module runs those stages for each incident and assembles the
 finding, its subjects, its evidence and its details.
 """
 
@@ -45,37 +45,15 @@ from logsleuth.detectors.sarama.chain import (
 from logsleuth.detectors.sarama.client import view
 from logsleuth.detectors.sarama.printed import printed_settings
 from logsleuth.detectors.sarama.compare import Comparison, compare
-from logsleuth.detectors.sarama.format import brokers_text, fmt_s, fmt_setting, settings_text, where_time_went
+from logsleuth.detectors.sarama.format import fmt_setting
 from logsleuth.detectors.sarama.incident import Incident, read_episode, read_incident
 from logsleuth.detectors.sarama.stallfacts import StallFacts, stall_facts
+from logsleuth.detectors.sarama.stallverdict import VERDICT
 from logsleuth.detectors.sarama.waits import PRODUCE_TIMEOUTS
-from logsleuth.detectors.base import Context, Detector, evidence, plural, segment_of
+from logsleuth.detectors.base import Context, Detector, evidence, segment_of
 from logsleuth.detectors.finding import Finding
-from logsleuth.detectors.verdict import Verdict
-from logsleuth.detectors.words import TimesOfDay
 
-VERDICT = Verdict.load(__file__, "sarama.retry-redial-stall")
 ID = VERDICT.id
-
-
-def _span(p, sep: str = " → ") -> TimesOfDay | None:
-    """Two times of day: a (from, to) pair, or a breaker period's {from, to}."""
-    if not p:
-        return None
-    a, b = (p["from"], p["to"]) if isinstance(p, dict) else p
-    return TimesOfDay(a, b, sep)
-
-
-VERDICT.filters.update({
-    "s": lambda v, whole=0: fmt_s(v, bool(whole)),
-    "settings": settings_text,
-    "g": lambda v: None if v is None else f"{v:g}",
-    "brokers": brokers_text,
-    "span": _span,
-    "where": where_time_went,
-    "label_count": lambda b: None if not b else plural(b["count"], b["label"]),
-    "unprefix": lambda v, prefix: None if v is None else v.removeprefix(prefix),
-})
 
 
 # ----------------------------------------------------------------------------- one incident
