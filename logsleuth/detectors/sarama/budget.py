@@ -7,7 +7,7 @@ table of the waits per component (``budget_table``).
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import polars as pl
 
@@ -44,7 +44,7 @@ class Timing:
     dial_t: float | None
     md_backoff_t: float | None
     start_bound: str = "last line before the chain"  # write | application figure | last line before the chain | estimated
-    start_from: str = ""  # how that bound was found, in words
+    start_how: dict = field(default_factory=dict)  # how that bound was found: {"way": …} and its values (worded by the verdict)
     end_bound: str = "error returned"
 
 
@@ -76,7 +76,7 @@ def measure(inc: Incident, df: pl.DataFrame, printed: dict | None = None) -> Tim
         start_estimated=m["start_estimated"], t_from=t_from, t_to=t_to, cadence=cadence, read_t=m.get("read_t"),
         read_source=m.get("read_source"), write_t=m.get("write_t"), write_source=m.get("write_source"), dial_gaps=dial_gaps,
         dial_t=_typical(dial_gaps, inc.coarse), md_backoff_t=_typical(md_backoffs, False),
-        start_bound=m["start_bound"], start_from=m["start_from"], end_bound=inc.end_bound,
+        start_bound=m["start_bound"], start_how=m["start_how"], end_bound=inc.end_bound,
     )
 
 
@@ -87,10 +87,10 @@ def _unseen(inc: Incident, cadence: float | None) -> dict | None:
         return None
     waits, idle, stall, start_estimated = unseen_budget
     if inc.figure is not None:
-        start_bound, start_from = "application figure", f"the error's own figure for the send ({inc.figure:g} s)"
+        start_bound, start_how = "application figure", {"way": "figure", "figure_s": inc.figure}
     else:
-        start_bound, start_from = "last line before the chain", "nothing marks the write (sarama's Logger was off): the application's last line before the error"
-    return {"waits": waits, "idle": idle, "stall": stall, "start_estimated": start_estimated, "start_bound": start_bound, "start_from": start_from}
+        start_bound, start_how = "last line before the chain", {"way": "app last line"}
+    return {"waits": waits, "idle": idle, "stall": stall, "start_estimated": start_estimated, "start_bound": start_bound, "start_how": start_how}
 
 
 def _first_timeout(inc: Incident, waits: list, printed: dict) -> dict:
@@ -124,7 +124,7 @@ def _logged(inc: Incident, printed: dict) -> dict:
     pre, stall_rows, coarse, inside = inc.pre, inc.stall_rows, inc.coarse, inc.inside
     waits: list[tuple[str, float, dict]] = []
     idle = skipped = pre_gap = 0.0  # skipped: time cut from the start when the line before the chain is an old sarama line
-    start_bound, start_from = "last line before the chain", "no line marks the write"
+    start_bound, start_how = "last line before the chain", {"way": "no mark"}
     for k in range(1, len(stall_rows)):
         prev, cur = stall_rows[k - 1], stall_rows[k]
         waits.append((_classify_gap(prev, cur, first_wait=(k == 1 and pre is not None and not inside)), _seconds(prev["ts"], cur["ts"]), cur))
@@ -147,12 +147,13 @@ def _logged(inc: Incident, printed: dict) -> dict:
         if pre is not None and not inside and first_t is not None and first_g >= first_t - (1.0 if coarse else 0.05):
             # the write of the stalled request: one timeout before the line that ended its wait
             idle = max(0.0, first_g - first_t)
-            value = first_source if not first_source.startswith("gaps") else f"{fmt_setting(setting, first_t)}, the value the chain's other timeouts show"
-            start_bound, start_from = "write", f"the '[closing]' line minus {value}"
+            start_bound = "write"
+            start_how = ({"way": "write", "source": first_source} if not first_source.startswith("gaps")
+                         else {"way": "write gaps", "setting": setting, "value_s": first_t})
         else:
             if pre is not None and not inside and first_t is not None:
-                start_from = (f"the last line before the chain: {first_source} would put the write before it" if not from_default
-                              else f"the last line before the chain: sarama's default {fmt_setting(setting, first_t)} would put the write before it, so the value in use is shorter")
+                start_how = ({"way": "before write", "source": first_source} if not from_default
+                             else {"way": "before write default", "setting": setting, "value_s": first_t})
             if from_default or first_t is None:
                 first_t = first_g
                 first_source = "the first wait (an upper bound)"
@@ -161,12 +162,12 @@ def _logged(inc: Incident, printed: dict) -> dict:
             waits.insert(0, ("idle", idle, waits[0][2]))
     elif first_c == "idle":
         # nothing sarama logged before the error: the last line before the chain bounds the start
-        start_from = "nothing marks the write: the last line before the chain"
+        start_how = {"way": "idle"}
     m = {"waits": waits, "idle": idle, "skipped": skipped, "pre_gap": pre_gap, "before_log": None,
-         "stall": stall - (skipped + idle), "start_estimated": bool(skipped), "start_bound": start_bound, "start_from": start_from}
+         "stall": stall - (skipped + idle), "start_estimated": bool(skipped), "start_bound": start_bound, "start_how": start_how}
     m |= _typical_timeouts(waits, ft["is_write"], first_t, first_source, coarse)
     if skipped:
-        m["start_bound"], m["start_from"] = "estimated", "the first chain line minus its wait (no application line before the chain is known to be about these partitions)"
+        m["start_bound"], m["start_how"] = "estimated", {"way": "skipped"}
     if inside:
         _inside(inc, m)
     return m
@@ -187,12 +188,12 @@ def _inside(inc: Incident, m: dict) -> None:
     """The log begins inside the chain: what came before its first line is known only from the
     application's own figure ('send … failed after 180.85s')."""
     m["start_estimated"] = True
-    m["start_bound"], m["start_from"] = "estimated", "the log's first line (it begins inside the failure chain)"
+    m["start_bound"], m["start_how"] = "estimated", {"way": "inside"}
     if inc.figure is not None and inc.figure > m["stall"] + (1.0 if inc.coarse else 0.05):
         m["before_log"] = inc.figure - m["stall"]
         m["waits"].insert(0, ("before_log", m["before_log"], inc.body[0]))
         m["stall"] = inc.figure
-        m["start_bound"], m["start_from"] = "application figure", f"the error's own figure for the send ({inc.figure:g} s)"
+        m["start_bound"], m["start_how"] = "application figure", {"way": "figure", "figure_s": inc.figure}
 
 
 def budget_table(t: Timing, retry_backoff: float) -> list[dict]:

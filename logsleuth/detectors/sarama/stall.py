@@ -83,8 +83,8 @@ def _analyse(ctx: Context, df: pl.DataFrame, inc: Incident | None) -> Finding | 
     return _finding(f, inc, t, cmp, aft)
 
 
-def _subjects(inc: Incident, t: Timing, cmp: Comparison, aft: dict) -> list[dict]:
-    """One subject per partition, each with the incident's figures."""
+def _subjects(inc: Incident, t: Timing, cmp: Comparison, aft: dict, start_from: str) -> list[dict]:
+    """One subject per partition, each with the incident's figures (``start_from``: how its start was found, in words)."""
     path, body, stall_rows, err_row, several = inc.path, inc.body, inc.stall_rows, inc.err_row, inc.several
     skipped, inside, by = t.skipped, inc.inside, cmp.by
 
@@ -104,7 +104,7 @@ def _subjects(inc: Incident, t: Timing, cmp: Comparison, aft: dict) -> list[dict
         **_files(path, from_file=body[0] if (skipped or inside) else stall_rows[0], to_file=stall_rows[-1]),
         "ended_by": inc.ended_by,
         "start_bound": t.start_bound,
-        "start_bound_from": t.start_from,
+        "start_bound_from": start_from,
         "end_bound": inc.end_bound,
         "broker_node": inc.episode.broker.node if inc.episode is not None else inc.node,
         "returned_error": _first_line(err_row["msg"]) if err_row else None,
@@ -163,7 +163,7 @@ def _evidence(inc: Incident, t: Timing, cmp: Comparison, aft: dict, f: StallFact
     return ev
 
 
-def _details(inc: Incident, t: Timing, cmp: Comparison, aft: dict) -> dict:
+def _details(inc: Incident, t: Timing, cmp: Comparison, aft: dict, start_from: str) -> dict:
     """The finding's details (JSON): the budget, what was inferred, the configuration, the model and
     the suggestion, and the incident's bounds and aftermath."""
     path, kind, several, delivered, deadline, figure = inc.path, inc.kind, inc.several, inc.delivered, cmp.deadline, inc.figure
@@ -210,7 +210,7 @@ def _details(inc: Incident, t: Timing, cmp: Comparison, aft: dict) -> dict:
         "recovered_at": aft["recovered_at"],
         "application_send_interval_seconds": t.cadence,
         "bounds": {
-            "start": t.t_from, "start_bound": t.start_bound, "start_from": t.start_from,
+            "start": t.t_from, "start_bound": t.start_bound, "start_from": start_from,
             "end": t.t_to, "end_bound": inc.end_bound,
             "delivery_latency_seconds": round(inc.delivery_latency, 3) if inc.delivery_latency is not None else None,
         },
@@ -220,11 +220,12 @@ def _details(inc: Incident, t: Timing, cmp: Comparison, aft: dict) -> dict:
 
 def _finding(f: StallFacts, inc: Incident, t: Timing, cmp: Comparison, aft: dict) -> Finding:
     """The finding: the verdict's parts from the facts, and its subjects, evidence and details."""
+    start_from = VERDICT.phrase("start_from", f).render()  # no time in it: JSON keeps it as a string
     return Finding(
         **VERDICT.parts(f),
         first_seen=t.t_from,
         last_seen=aft["recovered_at"] or inc.body[-1]["ts"],
-        subjects=_subjects(inc, t, cmp, aft),
+        subjects=_subjects(inc, t, cmp, aft, start_from),
         cause={
             "kind": inc.kind,
             "broker": inc.broker,
@@ -234,7 +235,7 @@ def _finding(f: StallFacts, inc: Incident, t: Timing, cmp: Comparison, aft: dict
             "dominant_setting": cmp.dom_key,
         },
         evidence=_evidence(inc, t, cmp, aft, f),
-        details=_details(inc, t, cmp, aft),
+        details=_details(inc, t, cmp, aft, start_from),
     )
 
 

@@ -44,7 +44,7 @@ class StallFacts:
     stall_to: dt.datetime
     stall_coarse: bool  # the stall is shown in whole seconds (stamped to 1 s and no figure of the application's)
     start_bound: str  # write | application figure | last line before the chain | estimated
-    start_from: str  # how that bound was found (words of budget.py, no time in them)
+    start_how: dict  # how that bound was found: {"way": …} and its values (budget.py)
     end_bound: str  # error returned | delivery | recovery | end of the log
     ended_by: str  # error | recovery | end of the log
     skipped_s: float  # cut from the start: the line before the chain is an old sarama line
@@ -134,7 +134,7 @@ def _bounds(inc: Incident, t: Timing) -> dict:
     return {
         "stall_s": t.stall, "stall_from": t.t_from, "stall_to": t.t_to,
         "stall_coarse": inc.coarse and not (t.before_log is not None or (inc.unseen and t.start_estimated)),
-        "start_bound": t.start_bound, "start_from": t.start_from, "end_bound": inc.end_bound, "ended_by": inc.ended_by,
+        "start_bound": t.start_bound, "start_how": t.start_how, "end_bound": inc.end_bound, "ended_by": inc.ended_by,
         "skipped_s": t.skipped, "pre_gap_s": t.pre_gap, "before_log_s": t.before_log,
         "pre_error_gap_s": _seconds(pre["ts"], err["ts"]) if pre is not None and err is not None else None,
         "cadence_s": t.cadence,

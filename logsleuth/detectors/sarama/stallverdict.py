@@ -7,7 +7,7 @@ stall read from the application's lines alone must show) without importing the d
 from __future__ import annotations
 
 from logsleuth.detectors.base import plural
-from logsleuth.detectors.sarama.format import brokers_text, fmt_s, settings_text, where_time_went
+from logsleuth.detectors.sarama.format import brokers_text, fmt_s, fmt_setting, settings_text, where_time_went
 from logsleuth.detectors.verdict import Verdict
 from logsleuth.detectors.words import TimesOfDay
 
@@ -30,5 +30,5 @@ VERDICT.filters.update({
     "span": _span,
     "where": where_time_went,
     "label_count": lambda b: None if not b else plural(b["count"], b["label"]),
-    "unprefix": lambda v, prefix: None if v is None else v.removeprefix(prefix),
+    "setting_value": lambda d: None if not d else fmt_setting(d["setting"], d["value_s"]),
 })
