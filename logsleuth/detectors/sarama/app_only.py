@@ -7,12 +7,14 @@ the two waits that can be told apart: the idle time before the send and the send
 from __future__ import annotations
 
 from logsleuth.detectors.sarama.chain import _first_line, _net_kind, _seconds
+from logsleuth.detectors.sarama.stallverdict import VERDICT
 
 # with sarama's Logger off only the application's lines are left: a send is reported as a stall when the
 # application measured it at UNSEEN_MIN_S or more, or (no figure) when the gap before its error is that
-# long and UNSEEN_CADENCE_FACTOR times its usual interval between lines (a refused broker fails in < 1 s)
-UNSEEN_MIN_S = 5.0
-UNSEEN_CADENCE_FACTOR = 3.0
+# long and UNSEEN_CADENCE_FACTOR times its usual interval between lines (a refused broker fails in < 1 s);
+# both are thresholds of sarama.retry-redial-stall.toml
+UNSEEN_MIN_S = VERDICT.thresholds["unseen_min_s"]
+UNSEEN_CADENCE_FACTOR = VERDICT.thresholds["unseen_pace_ratio"]
 
 
 def _unseen_kind(err_row: dict | None) -> str | None:

@@ -7,7 +7,7 @@ table of the waits per component (``budget_table``).
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import polars as pl
 
@@ -44,7 +44,7 @@ class Timing:
     dial_t: float | None
     md_backoff_t: float | None
     start_bound: str = "last line before the chain"  # write | application figure | last line before the chain | estimated
-    start_from: str = ""  # how that bound was found, in words
+    start_how: dict = field(default_factory=dict)  # how that bound was found: {"way": …} and its values (worded by the verdict)
     end_bound: str = "error returned"
 
 
@@ -61,112 +61,139 @@ def measure(inc: Incident, df: pl.DataFrame, printed: dict | None = None) -> Tim
     last line before the error. The time from that last line to the write is ``idle`` (listed in the
     budget, not part of the stall)."""
     printed = printed or {}
-    pre, body, stall_rows, coarse, inside = inc.pre, inc.body, inc.stall_rows, inc.coarse, inc.inside
+    pre, stall_rows = inc.pre, inc.stall_rows
     cadence = _cadence(df, stall_rows[0]["idx"]) if pre is not None else None
-    waits: list[tuple[str, float, dict]] = []
-    read_t = write_t = None
-    read_source = write_source = None
-    idle = skipped = pre_gap = 0.0  # skipped: time cut from the start when the line before the chain is an old sarama line
-    before_log = None  # the part of the failing send before the log's first line (from the application's figure)
-    start_estimated = False
-    if inc.unseen:
-        # only the application's lines: its last line before the error, and the error
-        unseen_budget = _unseen_waits(pre, inc.err_row, inc.figure, cadence, coarse)
-        if unseen_budget is None:
-            return None
-        waits, idle, stall, start_estimated = unseen_budget
-        if inc.figure is not None:
-            start_bound, start_from = "application figure", f"the error's own figure for the send ({inc.figure:g} s)"
-        else:
-            start_bound, start_from = "last line before the chain", "nothing marks the write (sarama's Logger was off): the application's last line before the error"
-    else:
-        start_bound, start_from = "last line before the chain", "no line marks the write"
-        for k in range(1, len(stall_rows)):
-            prev, cur = stall_rows[k - 1], stall_rows[k]
-            g = _seconds(prev["ts"], cur["ts"])
-            waits.append((_classify_gap(prev, cur, first_wait=(k == 1 and pre is not None and not inside)), g, cur))
-        stall = _seconds(stall_rows[0]["ts"], stall_rows[-1]["ts"]) if len(stall_rows) > 1 else 0.0
-
-        # the first wait holds the produce request's own timeout and the time before the send began
-        first_c, first_g = (waits[0][0], waits[0][1]) if waits else (None, 0.0)
-        first_is_write = first_c == "produce_write_timeout"
-        clean = [g for i, (c, g, _) in enumerate(waits) if c in (WRITE_TIMEOUTS if first_is_write else READ_TIMEOUTS) and not (i == 0 and pre is not None)]
-        setting = "Net.WriteTimeout" if first_is_write else "Net.ReadTimeout"
-        said = printed.get(setting)
-        from_default = False
-        if said is not None:
-            first_t = said["value"]
-            first_source = f"{fmt_setting(setting, said['value'])}, as the application printed it ({line_ref(said | {'path': inc.path})})"
-        elif clean:
-            first_t = _typical(clean, coarse)
-            first_source = "gaps between sarama's lines"
-        elif first_c in PRODUCE_TIMEOUTS:
-            first_t, from_default = float(DEFAULTS[setting]), True
-            first_source = f"sarama's default {fmt_setting(setting, DEFAULTS[setting])} (the log prints no value)"
-        else:
-            first_t, first_source = None, None
-        pre_is_app = pre is not None and bool(pre.get("ok"))
-        if pre is not None and not pre_is_app and waits and not inside:
-            expected = first_t if first_c in PRODUCE_TIMEOUTS else 0.0 if first_c == "idle" else None
-            if expected is not None and first_g > expected + 2.0:
-                skipped, pre_gap = first_g - expected, first_g
-                if first_c == "idle":
-                    waits.pop(0)
-                else:
-                    waits[0] = (first_c, expected, waits[0][2])
-                first_c, first_g = None, 0.0
-        if first_c in PRODUCE_TIMEOUTS:
-            if pre is not None and not inside and first_t is not None and first_g >= first_t - (1.0 if coarse else 0.05):
-                # the write of the stalled request: one timeout before the line that ended its wait
-                idle = max(0.0, first_g - first_t)
-                value = first_source if not first_source.startswith("gaps") else f"{fmt_setting(setting, first_t)}, the value the chain's other timeouts show"
-                start_bound, start_from = "write", f"the '[closing]' line minus {value}"
-            else:
-                if pre is not None and not inside and first_t is not None:
-                    start_from = (f"the last line before the chain: {first_source} would put the write before it" if not from_default
-                                  else f"the last line before the chain: sarama's default {fmt_setting(setting, first_t)} would put the write before it, so the value in use is shorter")
-                if from_default or first_t is None:
-                    first_t = first_g
-                    first_source = "the first wait (an upper bound)"
-            waits[0] = (first_c, first_g - idle, waits[0][2])
-            if idle > 0:
-                waits.insert(0, ("idle", idle, waits[0][2]))
-        elif first_c == "idle":
-            # nothing sarama logged before the error: the last line before the chain bounds the start
-            start_from = "nothing marks the write: the last line before the chain"
-        if first_is_write:
-            write_t, write_source = first_t, first_source
-            read_t = _typical([g for c, g, _ in waits if c in READ_TIMEOUTS], coarse)
-            read_source = "gaps between sarama's lines" if read_t is not None else None
-        else:
-            read_t, read_source = first_t, first_source
-            write_t = _typical([g for c, g, _ in waits if c in WRITE_TIMEOUTS], coarse)
-            write_source = "gaps between sarama's lines" if write_t is not None else None
-        stall -= skipped + idle
-        start_estimated = bool(skipped)
-        if skipped:
-            start_bound, start_from = "estimated", "the first chain line minus its wait (no application line before the chain is known to be about these partitions)"
-        if inside:
-            # the log begins inside the chain: what came before its first line is known only from the
-            # application's own figure ('send … failed after 180.85s')
-            start_estimated = True
-            start_bound, start_from = "estimated", "the log's first line (it begins inside the failure chain)"
-            if inc.figure is not None and inc.figure > stall + (1.0 if coarse else 0.05):
-                before_log = inc.figure - stall
-                waits.insert(0, ("before_log", before_log, body[0]))
-                stall = inc.figure
-                start_bound, start_from = "application figure", f"the error's own figure for the send ({inc.figure:g} s)"
+    m = _unseen(inc, cadence) if inc.unseen else _logged(inc, printed)
+    if m is None:
+        return None
+    waits, stall = m["waits"], m["stall"]
     t_to = stall_rows[-1]["ts"]
     t_from = t_to - dt.timedelta(seconds=stall)
     dial_gaps = [g for c, g, _ in waits if c == "dial_timeout"]
     md_backoffs = [r["backoff_ms"] / 1000.0 for r in stall_rows if _has(r, "sarama_metadata_retry") and r.get("backoff_ms") is not None]
     return Timing(
-        waits=waits, stall=stall, idle=idle, skipped=skipped, pre_gap=pre_gap, before_log=before_log,
-        start_estimated=start_estimated, t_from=t_from, t_to=t_to, cadence=cadence, read_t=read_t,
-        read_source=read_source, write_t=write_t, write_source=write_source, dial_gaps=dial_gaps,
-        dial_t=_typical(dial_gaps, coarse), md_backoff_t=_typical(md_backoffs, False),
-        start_bound=start_bound, start_from=start_from, end_bound=inc.end_bound,
+        waits=waits, stall=stall, idle=m["idle"], skipped=m.get("skipped", 0.0), pre_gap=m.get("pre_gap", 0.0), before_log=m.get("before_log"),
+        start_estimated=m["start_estimated"], t_from=t_from, t_to=t_to, cadence=cadence, read_t=m.get("read_t"),
+        read_source=m.get("read_source"), write_t=m.get("write_t"), write_source=m.get("write_source"), dial_gaps=dial_gaps,
+        dial_t=_typical(dial_gaps, inc.coarse), md_backoff_t=_typical(md_backoffs, False),
+        start_bound=m["start_bound"], start_how=m["start_how"], end_bound=inc.end_bound,
     )
+
+
+def _unseen(inc: Incident, cadence: float | None) -> dict | None:
+    """sarama's Logger off: only the application's lines, its last line before the error and the error."""
+    unseen_budget = _unseen_waits(inc.pre, inc.err_row, inc.figure, cadence, inc.coarse)
+    if unseen_budget is None:
+        return None
+    waits, idle, stall, start_estimated = unseen_budget
+    if inc.figure is not None:
+        start_bound, start_how = "application figure", {"way": "figure", "figure_s": inc.figure}
+    else:
+        start_bound, start_how = "last line before the chain", {"way": "app last line"}
+    return {"waits": waits, "idle": idle, "stall": stall, "start_estimated": start_estimated, "start_bound": start_bound, "start_how": start_how}
+
+
+def _first_timeout(inc: Incident, waits: list, printed: dict) -> dict:
+    """The produce request's own timeout, which the first wait holds: the setting the error text names,
+    its value (printed by the application, else the chain's other timeouts, else sarama's default)
+    and where that value came from."""
+    pre, coarse = inc.pre, inc.coarse
+    first_c = waits[0][0] if waits else None
+    first_is_write = first_c == "produce_write_timeout"
+    clean = [g for i, (c, g, _) in enumerate(waits) if c in (WRITE_TIMEOUTS if first_is_write else READ_TIMEOUTS) and not (i == 0 and pre is not None)]
+    setting = "Net.WriteTimeout" if first_is_write else "Net.ReadTimeout"
+    said = printed.get(setting)
+    from_default = False
+    if said is not None:
+        first_t = said["value"]
+        first_source = f"{fmt_setting(setting, said['value'])}, as the application printed it ({line_ref(said | {'path': inc.path})})"
+    elif clean:
+        first_t = _typical(clean, coarse)
+        first_source = "gaps between sarama's lines"
+    elif first_c in PRODUCE_TIMEOUTS:
+        first_t, from_default = float(DEFAULTS[setting]), True
+        first_source = f"sarama's default {fmt_setting(setting, DEFAULTS[setting])} (the log prints no value)"
+    else:
+        first_t, first_source = None, None
+    return {"is_write": first_is_write, "setting": setting, "t": first_t, "source": first_source, "from_default": from_default}
+
+
+def _logged(inc: Incident, printed: dict) -> dict:
+    """sarama's Logger on: every gap between the stall's lines attributed to a wait, and the stall's
+    start at the write of the stalled request when the first wait shows it (see ``measure``)."""
+    pre, stall_rows, coarse, inside = inc.pre, inc.stall_rows, inc.coarse, inc.inside
+    waits: list[tuple[str, float, dict]] = []
+    idle = skipped = pre_gap = 0.0  # skipped: time cut from the start when the line before the chain is an old sarama line
+    start_bound, start_how = "last line before the chain", {"way": "no mark"}
+    for k in range(1, len(stall_rows)):
+        prev, cur = stall_rows[k - 1], stall_rows[k]
+        waits.append((_classify_gap(prev, cur, first_wait=(k == 1 and pre is not None and not inside)), _seconds(prev["ts"], cur["ts"]), cur))
+    stall = _seconds(stall_rows[0]["ts"], stall_rows[-1]["ts"]) if len(stall_rows) > 1 else 0.0
+    # the first wait holds the produce request's own timeout and the time before the send began
+    first_c, first_g = (waits[0][0], waits[0][1]) if waits else (None, 0.0)
+    ft = _first_timeout(inc, waits, printed)
+    setting, first_t, first_source, from_default = ft["setting"], ft["t"], ft["source"], ft["from_default"]
+    pre_is_app = pre is not None and bool(pre.get("ok"))
+    if pre is not None and not pre_is_app and waits and not inside:
+        expected = first_t if first_c in PRODUCE_TIMEOUTS else 0.0 if first_c == "idle" else None
+        if expected is not None and first_g > expected + 2.0:
+            skipped, pre_gap = first_g - expected, first_g
+            if first_c == "idle":
+                waits.pop(0)
+            else:
+                waits[0] = (first_c, expected, waits[0][2])
+            first_c, first_g = None, 0.0
+    if first_c in PRODUCE_TIMEOUTS:
+        if pre is not None and not inside and first_t is not None and first_g >= first_t - (1.0 if coarse else 0.05):
+            # the write of the stalled request: one timeout before the line that ended its wait
+            idle = max(0.0, first_g - first_t)
+            start_bound = "write"
+            start_how = ({"way": "write", "source": first_source} if not first_source.startswith("gaps")
+                         else {"way": "write gaps", "setting": setting, "value_s": first_t})
+        else:
+            if pre is not None and not inside and first_t is not None:
+                start_how = ({"way": "before write", "source": first_source} if not from_default
+                             else {"way": "before write default", "setting": setting, "value_s": first_t})
+            if from_default or first_t is None:
+                first_t = first_g
+                first_source = "the first wait (an upper bound)"
+        waits[0] = (first_c, first_g - idle, waits[0][2])
+        if idle > 0:
+            waits.insert(0, ("idle", idle, waits[0][2]))
+    elif first_c == "idle":
+        # nothing sarama logged before the error: the last line before the chain bounds the start
+        start_how = {"way": "idle"}
+    m = {"waits": waits, "idle": idle, "skipped": skipped, "pre_gap": pre_gap, "before_log": None,
+         "stall": stall - (skipped + idle), "start_estimated": bool(skipped), "start_bound": start_bound, "start_how": start_how}
+    m |= _typical_timeouts(waits, ft["is_write"], first_t, first_source, coarse)
+    if skipped:
+        m["start_bound"], m["start_how"] = "estimated", {"way": "skipped"}
+    if inside:
+        _inside(inc, m)
+    return m
+
+
+def _typical_timeouts(waits: list, first_is_write: bool, first_t: float | None, first_source: str | None, coarse: bool) -> dict:
+    """Net.ReadTimeout and Net.WriteTimeout as the waits show them, and where each came from."""
+    if first_is_write:
+        read_t = _typical([g for c, g, _ in waits if c in READ_TIMEOUTS], coarse)
+        return {"write_t": first_t, "write_source": first_source, "read_t": read_t,
+                "read_source": "gaps between sarama's lines" if read_t is not None else None}
+    write_t = _typical([g for c, g, _ in waits if c in WRITE_TIMEOUTS], coarse)
+    return {"read_t": first_t, "read_source": first_source, "write_t": write_t,
+            "write_source": "gaps between sarama's lines" if write_t is not None else None}
+
+
+def _inside(inc: Incident, m: dict) -> None:
+    """The log begins inside the chain: what came before its first line is known only from the
+    application's own figure ('send … failed after 180.85s')."""
+    m["start_estimated"] = True
+    m["start_bound"], m["start_how"] = "estimated", {"way": "inside"}
+    if inc.figure is not None and inc.figure > m["stall"] + (1.0 if inc.coarse else 0.05):
+        m["before_log"] = inc.figure - m["stall"]
+        m["waits"].insert(0, ("before_log", m["before_log"], inc.body[0]))
+        m["stall"] = inc.figure
+        m["start_bound"], m["start_how"] = "application figure", {"way": "figure", "figure_s": inc.figure}
 
 
 def budget_table(t: Timing, retry_backoff: float) -> list[dict]:

@@ -394,17 +394,32 @@ def episodes(df: pl.DataFrame) -> list[Episode]:
 
 def _walk(rows: list[dict], leader: dict[str, int], deliveries: _Deliveries, brokers: Brokers) -> list[Episode]:
     """The state machines over one window's lines (see the module text)."""
-    done: list[Episode] = []
-    active: dict[str, Episode] = {}
-    tp_ep: dict[str, Episode] = {}
-    failed: dict[str, int] = {}  # broker key -> idx of its last failure line (removed when connected again)
-    last_fetch: str | None = None
-    before: list[dict] = []  # the client's chain lines before the window's first failure: the first episode's
+    w = _Walk(leader, deliveries, brokers)
+    for r in rows:
+        w.step(r)
+    return w.finish()
 
-    def alive(e: Episode, r: dict) -> bool:
+
+class _Walk:
+    """The state of one window's walk: the open episodes (by broker, and by partition), the brokers
+    failed and not connected again, the last broker a metadata fetch went to, and the client's chain
+    lines before the first failure."""
+
+    def __init__(self, leader: dict[str, int], deliveries: _Deliveries, brokers: Brokers) -> None:
+        self.leader, self.deliveries, self.brokers = leader, deliveries, brokers
+        self.done: list[Episode] = []
+        self.active: dict[str, Episode] = {}
+        self.tp_ep: dict[str, Episode] = {}
+        self.failed: dict[str, int] = {}  # broker key -> idx of its last failure line (removed when connected again)
+        self.last_fetch: str | None = None
+        self.before: list[dict] = []  # the client's chain lines before the window's first failure: the first episode's
+
+    # --- the episodes' lives
+
+    def alive(self, e: Episode, r: dict) -> bool:
         """Still open at row r: no line of its own for NEW_INCIDENT_GAP_S, and none of its partitions delivered."""
         prev = e.rows[-1]
-        d = deliveries.first_after(e.tps, prev["idx"], r["idx"])
+        d = self.deliveries.first_after(e.tps, prev["idx"], r["idx"])
         if d is not None:
             e.closed_by, e.delivery = "delivery", {"idx": d}
             return False
@@ -413,133 +428,155 @@ def _walk(rows: list[dict], leader: dict[str, int], deliveries: _Deliveries, bro
             return False
         return True
 
-    def close(e: Episode) -> None:
-        active.pop(e.broker.key, None)
+    def close(self, e: Episode) -> None:
+        self.active.pop(e.broker.key, None)
         for tp in e.tps:
-            if tp_ep.get(tp) is e:
-                tp_ep.pop(tp)
-        done.append(e)
+            if self.tp_ep.get(tp) is e:
+                self.tp_ep.pop(tp)
+        self.done.append(e)
 
-    def live(e: Episode | None, r: dict) -> Episode | None:
-        if e is None or e not in active.values():
+    def live(self, e: Episode | None, r: dict) -> Episode | None:
+        if e is None or e not in self.active.values():
             return None
-        if alive(e, r):
+        if self.alive(e, r):
             return e
-        close(e)
+        self.close(e)
         return None
 
-    def leader_up(tp: str) -> bool:
-        node = leader.get(tp)
-        return node is None or f"#{node}" not in failed
+    def leader_up(self, tp: str) -> bool:
+        node = self.leader.get(tp)
+        return node is None or f"#{node}" not in self.failed
 
+    @staticmethod
     def check_recovered(e: Episode, r: dict) -> None:
         if e.recovery is None and e.tps and all(tp in e.normal for tp in e.tps):
             e.recovery = r
 
-    for r in rows:
+    # --- one line
+
+    def step(self, r: dict) -> None:
         evs = r.get("events") or []
         tp = _tp(r)
         if r.get("app_error"):
-            e = _owner(r, active, tp_ep, brokers)
-            e = live(e, r)
+            e = self.live(_owner(r, self.active, self.tp_ep, self.brokers), r)
             if e is not None:
                 e.add(r)
                 e.errors.append(r)
-            continue
+            return
         if "sarama_metadata_fetch" in evs and r.get("address"):
-            last_fetch = r["address"]
+            self.last_fetch = r["address"]
         fail = any(x in evs for x in FAIL_EVENTS)
         if "sarama_broker_retrying" in evs and _net_kind(r.get("error")) is None:
             fail = False  # the broker answered with a retriable error (not leader …): no outage of it
         if fail:
-            b = _failing_broker(r, brokers, last_fetch)
-            if b is None:
-                continue
-            e = live(active.get(b.key), r)
-            if e is None and not brokers.named(b) and len(active) == 1:
-                only = live(next(iter(active.values())), r)
-                if only is not None:
-                    b = brokers.alias(b, only.broker)
-                    e = only
-            if e is None:
-                e = Episode(broker=b, led=[t for t, n in leader.items() if b.node is not None and n == b.node])
-                active[b.key] = e
-                for x in before:
-                    e.add(x)
-                before = []
+            self.on_failure(r, tp)
+        elif "sarama_connected" in evs:
+            self.on_connected(r)
+        elif tp and any(x in evs for x in PARTITION_EVENTS):
+            self.on_partition(r, tp, evs)
+        else:
+            self.on_other(r, evs)
+
+    def on_failure(self, r: dict, tp: str | None) -> None:
+        b = _failing_broker(r, self.brokers, self.last_fetch)
+        if b is None:
+            return
+        active = self.active
+        e = self.live(active.get(b.key), r)
+        if e is None and not self.brokers.named(b) and len(active) == 1:
+            only = self.live(next(iter(active.values())), r)
+            if only is not None:
+                b = self.brokers.alias(b, only.broker)
+                e = only
+        if e is None:
+            e = Episode(broker=b, led=[t for t, n in self.leader.items() if b.node is not None and n == b.node])
+            active[b.key] = e
+            for x in self.before:
+                e.add(x)
+            self.before = []
+        e.add(r)
+        e.fails.append(r)
+        self.failed[b.key] = r["idx"]
+        e.normal.clear()
+        e.waiting.clear()
+        e.recovery = None
+        if tp:
+            e.join(tp)
+            self.tp_ep[tp] = e
+
+    def on_connected(self, r: dict) -> None:
+        b = self.brokers.of(node=r.get("node"), address=r.get("address"))
+        if b is None:
+            return
+        self.failed.pop(b.key, None)
+        e = self.live(self.active.get(b.key), r)
+        if e is not None:
             e.add(r)
-            e.fails.append(r)
-            failed[b.key] = r["idx"]
-            e.normal.clear()
-            e.waiting.clear()
+            e.connects.append(r)
+        for e2 in list(self.active.values()):
+            if self.live(e2, r) is None:
+                continue
+            for t in e2.tps:
+                if self.leader.get(t) == b.node and t in e2.waiting:
+                    e2.normal.add(t)
+            self.check_recovered(e2, r)
+
+    def _partition_episode(self, r: dict, tp: str, evs: list, lead) -> Episode | None:
+        """The open episode a partition's line belongs to: the partition's, else its (former) leader's."""
+        active = self.active
+        e = self.live(self.tp_ep.get(tp), r)
+        if e is None and lead is not None and any(x in evs for x in ("sarama_leader_abandon", "sarama_broker_retrying", "sarama_broker_dying")):
+            e = self.live(active.get(f"#{int(lead)}"), r)
+        if e is None and "sarama_leader_retrying" in evs:
+            if tp in self.leader:
+                e = self.live(active.get(f"#{self.leader[tp]}"), r)
+            elif len(active) == 1:  # no line told its leader: the one broker failing now
+                e = self.live(next(iter(active.values())), r)
+        return e
+
+    def on_partition(self, r: dict, tp: str, evs: list) -> None:
+        lead = r.get("node")
+        if lead is not None and any(x in evs for x in ("sarama_leader_selected", "sarama_broker_open")):
+            self.leader[tp] = int(lead)
+        e = self._partition_episode(r, tp, evs, lead)
+        if e is None:
+            return
+        if tp not in e.partitions and not any(x in evs for x in ("sarama_broker_open", "sarama_leader_selected")):
+            e.join(tp)
+        if tp in e.partitions:
+            self.tp_ep[tp] = e
+        e.add(r)
+        if any(x in evs for x in ("sarama_leader_retrying", "sarama_leader_abandon")):
+            e.normal.discard(tp)
+            e.waiting.discard(tp)
             e.recovery = None
-            if tp:
-                e.join(tp)
-                tp_ep[tp] = e
-            continue
-        if "sarama_connected" in evs:
-            b = brokers.of(node=r.get("node"), address=r.get("address"))
-            if b is None:
-                continue
-            failed.pop(b.key, None)
-            e = live(active.get(b.key), r)
-            if e is not None:
-                e.add(r)
-                e.connects.append(r)
-            for e2 in list(active.values()):
-                if live(e2, r) is None:
-                    continue
-                for t in e2.tps:
-                    if leader.get(t) == b.node and t in e2.waiting:
-                        e2.normal.add(t)
-                check_recovered(e2, r)
-            continue
-        if tp and any(x in evs for x in PARTITION_EVENTS):
-            lead = r.get("node")
-            if lead is not None and any(x in evs for x in ("sarama_leader_selected", "sarama_broker_open")):
-                leader[tp] = int(lead)
-            e = live(tp_ep.get(tp), r)
-            if e is None and lead is not None and any(x in evs for x in ("sarama_leader_abandon", "sarama_broker_retrying", "sarama_broker_dying")):
-                e = live(active.get(f"#{int(lead)}"), r)
-            if e is None and "sarama_leader_retrying" in evs:
-                if tp in leader:
-                    e = live(active.get(f"#{leader[tp]}"), r)
-                elif len(active) == 1:  # no line told its leader: the one broker failing now
-                    e = live(next(iter(active.values())), r)
-            if e is None:
-                continue
-            if tp not in e.partitions and not any(x in evs for x in ("sarama_broker_open", "sarama_leader_selected")):
-                e.join(tp)
-            if tp in e.partitions:
-                tp_ep[tp] = e
-            e.add(r)
-            if any(x in evs for x in ("sarama_leader_retrying", "sarama_leader_abandon")):
-                e.normal.discard(tp)
-                e.waiting.discard(tp)
-                e.recovery = None
-            if "sarama_leader_normal" in evs and tp in e.partitions:
-                if leader_up(tp):
-                    e.normal.add(tp)
-                else:
-                    e.waiting.add(tp)
-                check_recovered(e, r)
-            continue
-        # sarama's other lines: about one broker, or the client's (metadata refreshes and retries)
-        b = brokers.of(node=r.get("node") if any(x in evs for x in BROKER_LINES) else None, address=r.get("address")) if any(x in evs for x in BROKER_LINES) else None
+        if "sarama_leader_normal" in evs and tp in e.partitions:
+            if self.leader_up(tp):
+                e.normal.add(tp)
+            else:
+                e.waiting.add(tp)
+            self.check_recovered(e, r)
+
+    def on_other(self, r: dict, evs: list) -> None:
+        """sarama's other lines: about one broker, or the client's (metadata refreshes and retries)."""
+        active = self.active
+        b = self.brokers.of(node=r.get("node") if any(x in evs for x in BROKER_LINES) else None, address=r.get("address")) if any(x in evs for x in BROKER_LINES) else None
         targets = [active[b.key]] if b is not None and b.key in active else list(active.values()) if any(x in evs for x in CLIENT_LINES) else []
-        if not active and not done and any(x in evs for x in CLIENT_LINES):
-            before.append(r)
+        if not active and not self.done and any(x in evs for x in CLIENT_LINES):
+            self.before.append(r)
         for e in targets:
-            e = live(e, r)
+            e = self.live(e, r)
             if e is not None:
                 e.add(r)
-    for e in list(active.values()):
-        if e.delivery is None:
-            d = deliveries.first_after(e.tps, e.rows[-1]["idx"])
-            if d is not None:
-                e.closed_by, e.delivery = "delivery", {"idx": d}
-        close(e)
-    return sorted(done, key=lambda e: e.first["idx"])
+
+    def finish(self) -> list[Episode]:
+        for e in list(self.active.values()):
+            if e.delivery is None:
+                d = self.deliveries.first_after(e.tps, e.rows[-1]["idx"])
+                if d is not None:
+                    e.closed_by, e.delivery = "delivery", {"idx": d}
+            self.close(e)
+        return sorted(self.done, key=lambda e: e.first["idx"])
 
 
 def _failing_broker(r: dict, brokers: Brokers, last_fetch: str | None) -> Broker | None:

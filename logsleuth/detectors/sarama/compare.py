@@ -106,81 +106,64 @@ def settings_in_log(inc: Incident, t: Timing, cfg: dict) -> tuple[dict, dict[str
     return eff, inferred, deadline
 
 
-def compare(inc: Incident, t: Timing, given_cfg: dict | None) -> Comparison:
-    """The incident's waits against the model and ``given_cfg`` (the parsed --sarama-config; None:
-    sarama's defaults)."""
-    kind, coarse, figure, several, shape = inc.kind, inc.coarse, inc.figure, inc.several, inc.shape
-    stall, before_log = t.stall, t.before_log
-    given_cfg = given_cfg or dict(DEFAULTS, _given=[])
-    given = list(given_cfg.get("_given", []))
-    cfg = {k: given_cfg[k] for k in DEFAULTS}
-    eff, inferred, deadline = settings_in_log(inc, t, cfg)
-    budget = budget_table(t, eff["Producer.Retry.Backoff"])
+def _observed(inc: Incident, t: Timing) -> float | None:
+    """The failing send as observed: the application's own figure, else the stall (which runs from the
+    write of the stalled request); None when no error ended it, or the log begins inside it unmeasured."""
+    if inc.ended_by != "error" or (inc.inside and inc.figure is None):
+        return None
+    if inc.figure is not None:
+        return inc.figure  # the application measured the failing send itself
+    return max(0.0, t.stall)
 
-    # ---- model, comparison, suggestion
-    if inc.ended_by != "error" or (inc.inside and figure is None):
-        send_observed = None
-    elif figure is not None:
-        send_observed = figure  # the application measured the failing send itself
-    else:
-        send_observed = max(0.0, stall)  # the stall runs from the write of the stalled request
-    parts_now = model_parts(kind, eff, shape)
-    model_now = parts_now["seconds"]
 
-    def tol_for(m: float) -> float:
-        return 1.5 if coarse and figure is None else max(0.1, 0.02 * m)
+def _tolerance(inc: Incident, m: float) -> float:
+    return 1.5 if inc.coarse and inc.figure is None else max(0.1, 0.02 * m)
 
-    tol = tol_for(model_now)
-    fits = not several and send_observed is not None and abs(send_observed - model_now) <= tol
-    # values the user passed (often a what-if: "what if Net.DialTimeout were 5s?") that the log could
-    # not contradict line by line (sarama's Logger off, or no such wait in the chain) but whose model
-    # cannot give the observed send: they were not in use. Say so, and let sarama's defaults stand in
-    # for them when those fit the log.
-    what_if = None
-    if given and not several and send_observed is not None and not fits:
-        as_passed = [k for k in given if abs(float(eff[k]) - float(cfg[k])) <= 1e-9 and abs(float(cfg[k]) - float(DEFAULTS[k])) > 1e-9]
-        if as_passed:
-            alt = dict(eff, **{k: DEFAULTS[k] for k in as_passed})
-            alt_s = model_seconds(kind, alt, shape)
-            alt_fits = abs(send_observed - alt_s) <= tol_for(alt_s)
-            what_if = {
-                "passed": {k: cfg[k] for k in as_passed},
-                "model_seconds": round(model_now, 3),
-                "observed_seconds": round(send_observed, 3),
-                "defaults_model_seconds": round(alt_s, 3),
-                "defaults_fit": alt_fits,
-            }
-            if alt_fits:
-                eff = alt
-                parts_now = model_parts(kind, eff, shape)
-                model_now = parts_now["seconds"]
-                tol, fits = tol_for(model_now), True
-    cut = bool(parts_now["refresh"] and parts_now["refresh"]["cut"])
-    change = suggest(kind, eff, shape)
-    after_cfg = dict(eff, **change)
-    after_parts = model_parts(kind, after_cfg, shape)
-    after = after_parts["seconds"]
-    after_formula = model_formula(kind, int(after_cfg["Producer.Retry.Max"]), shape, bool(after_parts["refresh"] and after_parts["refresh"]["cut"]))
-    # what the configuration the user passed would give, were it in effect (inferred values for the rest)
-    as_given = dict(eff, **{k: cfg[k] for k in given})
-    with_given = model_seconds(kind, as_given, shape) if given and not several else None
-    dom_key, dom_s = dominant(kind, eff, shape)
-    formula = model_formula(kind, int(eff["Producer.Retry.Max"]), shape, cut)
-    send_span = max(0.0, stall - (before_log or 0.0))  # what the log shows of the send itself
-    if several:
-        # no model: the share of each setting and the effect of a change come from the waits the log shows
-        # (the same waits, each shorter); a count (Metadata.Retry.Max, Producer.Retry.Max) is not estimated
-        change = {k: v for k, v in change.items() if k in DURATIONS and any(b["setting"] == k for b in budget)}
-        saved = sum(
-            b["count"] * max(0.0, float(b["each_seconds"]) - float(change[b["setting"]]))
-            for b in budget if b["setting"] in change and b["each_seconds"] is not None
-        )
-        after = max(0.0, send_span - saved)
-        after_formula = "the same waits, each shorter; with several brokers the count of waits may differ"
-        shares = [b for b in budget if b["setting"]]
-        if shares:
-            top = max(shares, key=lambda b: b["estimated_seconds"])
-            dom_key, dom_s = top["setting"], top["estimated_seconds"]
+
+def _what_if(inc: Incident, given: list[str], cfg: dict, eff: dict, model_now: float, send_observed: float) -> tuple[dict, dict] | None:
+    """Values the user passed (often a what-if: "what if Net.DialTimeout were 5s?") that the log could
+    not contradict line by line (sarama's Logger off, or no such wait in the chain) but whose model
+    cannot give the observed send: they were not in use. As (what_if, the values with sarama's
+    defaults for them), or None when no passed value is such."""
+    kind, shape = inc.kind, inc.shape
+    as_passed = [k for k in given if abs(float(eff[k]) - float(cfg[k])) <= 1e-9 and abs(float(cfg[k]) - float(DEFAULTS[k])) > 1e-9]
+    if not as_passed:
+        return None
+    alt = dict(eff, **{k: DEFAULTS[k] for k in as_passed})
+    alt_s = model_seconds(kind, alt, shape)
+    what_if = {
+        "passed": {k: cfg[k] for k in as_passed},
+        "model_seconds": round(model_now, 3),
+        "observed_seconds": round(send_observed, 3),
+        "defaults_model_seconds": round(alt_s, 3),
+        "defaults_fit": abs(send_observed - alt_s) <= _tolerance(inc, alt_s),
+    }
+    return what_if, alt
+
+
+def _from_the_waits(budget: list[dict], change: dict, send_span: float, dom: tuple[str, float]) -> tuple[dict, float, str, str, float]:
+    """Several brokers, no model: the share of each setting and the effect of a change come from the
+    waits the log shows (the same waits, each shorter); a count (Metadata.Retry.Max,
+    Producer.Retry.Max) is not estimated. As (change, after, after_formula, dom_key, dom_s)."""
+    change = {k: v for k, v in change.items() if k in DURATIONS and any(b["setting"] == k for b in budget)}
+    saved = sum(
+        b["count"] * max(0.0, float(b["each_seconds"]) - float(change[b["setting"]]))
+        for b in budget if b["setting"] in change and b["each_seconds"] is not None
+    )
+    after = max(0.0, send_span - saved)
+    after_formula = "the same waits, each shorter; with several brokers the count of waits may differ"
+    dom_key, dom_s = dom
+    shares = [b for b in budget if b["setting"]]
+    if shares:
+        top = max(shares, key=lambda b: b["estimated_seconds"])
+        dom_key, dom_s = top["setting"], top["estimated_seconds"]
+    return change, after, after_formula, dom_key, dom_s
+
+
+def _differences(inc: Incident, inferred: dict, cfg: dict, given: list[str], deadline: dict | None) -> tuple[list[str], list[str]]:
+    """What the log shows against the configuration: (mismatches with values the user passed, notes
+    on sarama's defaults)."""
+    kind, coarse = inc.kind, inc.coarse
     mismatches: list[str] = []
     notes: list[str] = []
     for key, inf in inferred.items():
@@ -206,15 +189,64 @@ def compare(inc: Incident, t: Timing, given_cfg: dict | None) -> Comparison:
             )
         else:
             notes.append(f"{key} ≈{shown} in this log (sarama's default is {fmt_setting(key, c).split('=', 1)[1]})")
+    return mismatches, notes
 
+
+def _what_if_line(inc: Incident, what_if: dict, send_observed: float | None) -> str:
+    figure = inc.figure
+    seen_wi = f"the application measured {figure:.2f} s" if figure is not None else f"the log shows {fmt_s(send_observed, inc.coarse)}"
+    return (
+        f"you passed {', '.join(fmt_setting(k, v) for k, v in what_if['passed'].items())}; with it the model predicts "
+        f"{what_if['model_seconds']:.2f} s for the failing send, but {seen_wi}: the client that wrote this log probably used "
+        f"a different configuration (sarama's defaults predict {what_if['defaults_model_seconds']:.2f} s"
+        + (", which fits)" if what_if["defaults_fit"] else ")")
+    )
+
+
+def compare(inc: Incident, t: Timing, given_cfg: dict | None) -> Comparison:
+    """The incident's waits against the model and ``given_cfg`` (the parsed --sarama-config; None:
+    sarama's defaults)."""
+    kind, several, shape = inc.kind, inc.several, inc.shape
+    given_cfg = given_cfg or dict(DEFAULTS, _given=[])
+    given = list(given_cfg.get("_given", []))
+    cfg = {k: given_cfg[k] for k in DEFAULTS}
+    eff, inferred, deadline = settings_in_log(inc, t, cfg)
+    budget = budget_table(t, eff["Producer.Retry.Backoff"])
+
+    # ---- model, comparison, suggestion
+    send_observed = _observed(inc, t)
+    parts_now = model_parts(kind, eff, shape)
+    model_now = parts_now["seconds"]
+    fits = not several and send_observed is not None and abs(send_observed - model_now) <= _tolerance(inc, model_now)
+    # a passed configuration the observed send rules out was not in use: say so, and let sarama's
+    # defaults stand in for it when those fit the log
+    what_if = None
+    if given and not several and send_observed is not None and not fits:
+        found = _what_if(inc, given, cfg, eff, model_now, send_observed)
+        if found is not None:
+            what_if, alt = found
+            if what_if["defaults_fit"]:
+                eff = alt
+                parts_now = model_parts(kind, eff, shape)
+                model_now = parts_now["seconds"]
+                fits = True
+    cut = bool(parts_now["refresh"] and parts_now["refresh"]["cut"])
+    change = suggest(kind, eff, shape)
+    after_cfg = dict(eff, **change)
+    after_parts = model_parts(kind, after_cfg, shape)
+    after = after_parts["seconds"]
+    after_formula = model_formula(kind, int(after_cfg["Producer.Retry.Max"]), shape, bool(after_parts["refresh"] and after_parts["refresh"]["cut"]))
+    # what the configuration the user passed would give, were it in effect (inferred values for the rest)
+    as_given = dict(eff, **{k: cfg[k] for k in given})
+    with_given = model_seconds(kind, as_given, shape) if given and not several else None
+    dom_key, dom_s = dominant(kind, eff, shape)
+    formula = model_formula(kind, int(eff["Producer.Retry.Max"]), shape, cut)
+    send_span = max(0.0, t.stall - (t.before_log or 0.0))  # what the log shows of the send itself
+    if several:
+        change, after, after_formula, dom_key, dom_s = _from_the_waits(budget, change, send_span, (dom_key, dom_s))
+    mismatches, notes = _differences(inc, inferred, cfg, given, deadline)
     if what_if:
-        seen_wi = f"the application measured {figure:.2f} s" if figure is not None else f"the log shows {fmt_s(send_observed, coarse)}"
-        mismatches.append(
-            f"you passed {', '.join(fmt_setting(k, v) for k, v in what_if['passed'].items())}; with it the model predicts "
-            f"{what_if['model_seconds']:.2f} s for the failing send, but {seen_wi}: the client that wrote this log probably used "
-            f"a different configuration (sarama's defaults predict {what_if['defaults_model_seconds']:.2f} s"
-            + (", which fits)" if what_if["defaults_fit"] else ")")
-        )
+        mismatches.append(_what_if_line(inc, what_if, send_observed))
     return Comparison(
         given=given, cfg=cfg, eff=eff, inferred=inferred, deadline=deadline, budget=budget,
         send_observed=send_observed, model_now=model_now, fits=fits, what_if=what_if, cut=cut, change=change,

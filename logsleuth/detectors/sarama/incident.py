@@ -169,24 +169,56 @@ def _read(path: str, df: pl.DataFrame, seg: pl.DataFrame, unseen: bool, pre: dic
     inside = not unseen and _log_starts_inside(df, body[0])
 
     # ---- kind and broker (the whole incident: with Retry.Max=0 the dials come after the first error)
+    kind = _kind(all_rows, unseen, err_row)
+    if kind is None:
+        return None  # no broker outage (e.g. a leader move), or an error that is not sarama's wait
+    broker, node = _broker(all_rows, unseen, err_row, ep)
+    # the measured model is for one broker that is also the seed: a chain that names several brokers
+    # (ids or addresses) is read from its gaps alone, and the model is not used for it
+    seen_brokers = {"nodes": [], "addresses": [], "several": False} if unseen else _brokers_seen(all_rows)
+    several = seen_brokers["several"]
+    # a chain that ends in recovery: the retry that got the message through
+    # (only when the application's next line after the recovery is a success, not another failure: a mute
+    # broker also logs [normal] between its retries)
+    delivered = _delivering_retry(body, end_j) if ended_by == "recovery" else None
+    if delivered:
+        nxt = df.filter((pl.col("idx") > body[end_j]["idx"]) & (pl.col("delivery") | pl.col("chain"))).head(1).to_dicts()
+        delivered = delivered | {"success_row": nxt[0]} if nxt and nxt[0]["delivery"] else None
+    first_error = next((r.get("error") for r in all_rows if r.get("internal") and _net_kind(r.get("error"))), None)
+    if unseen:
+        first_error = _first_line(err_row["msg"])
+    tps, tps_from = _partitions(df, body, stall_rows, ep)
+    first_tok, shape = _shape(body, unseen, kind, err_row)
+    return Incident(
+        path=path, seg=seg, unseen=unseen, pre=pre, body=body, end_j=end_j, ended_by=ended_by, stall_rows=stall_rows,
+        err_row=err_row, figure=fig, coarse=coarse, inside=inside, kind=kind, broker=broker, node=node,
+        seen_brokers=seen_brokers, several=several, delivered=delivered, first_error=first_error, tps=tps,
+        first_tok=first_tok, shape=shape, end_bound=end_bound, episode=ep, tps_from=tps_from,
+    )
+
+
+def _kind(all_rows: list[dict], unseen: bool, err_row: dict | None) -> str | None:
+    """blackhole, refused or silent, as the chain's net errors tell it (the returned error's with
+    sarama's Logger off); None for a retry chain without a broker outage (e.g. a leader move)."""
+    if unseen:
+        return _unseen_kind(err_row)
     kinds = [_net_kind(r.get("error")) for r in all_rows if r.get("internal") and r.get("error")]
     app_kinds = [_net_kind(r.get("msg")) for r in all_rows if r.get("app_error")]
-    if unseen:
-        kind = _unseen_kind(err_row)
-        if kind is None:
-            return None
-    elif "dial" in kinds:
-        kind = "blackhole"
-    elif "refused" in kinds or "closed" in kinds:
-        kind = "refused"
-    elif "read" in kinds or "write" in kinds:
-        kind = "silent"
-    elif "dial" in app_kinds:
-        kind = "blackhole"
-    elif "refused" in app_kinds or "closed" in app_kinds:
-        kind = "refused"
-    else:
-        return None  # a retry chain without a broker outage (e.g. a leader move): not this finding's business
+    if "dial" in kinds:
+        return "blackhole"
+    if "refused" in kinds or "closed" in kinds:
+        return "refused"
+    if "read" in kinds or "write" in kinds:
+        return "silent"
+    if "dial" in app_kinds:
+        return "blackhole"
+    if "refused" in app_kinds or "closed" in app_kinds:
+        return "refused"
+    return None
+
+
+def _broker(all_rows: list[dict], unseen: bool, err_row: dict | None, ep: Episode | None) -> tuple[str | None, int | None]:
+    """The broker's address (the one sarama dialled most) and id."""
     addr_rows = [r for r in all_rows if _has(r, "sarama_dial_failed") and r.get("address")]
     addr_rows = addr_rows or [r for r in all_rows if _has(r, "sarama_connection_closed") and r.get("address")]
     addr_rows = addr_rows or [r for r in all_rows if _has(r, "sarama_metadata_fetch") and r.get("address")]
@@ -202,24 +234,14 @@ def _read(path: str, df: pl.DataFrame, seg: pl.DataFrame, unseen: bool, pre: dic
     if ep is not None:  # the client model knows the broker by all its names
         broker = broker if broker in ep.broker.addresses else ep.broker.name if (ep.broker.addresses or ep.broker.ips) else broker
         node = ep.broker.node if ep.broker.node is not None else node
-    # the measured model is for one broker that is also the seed: a chain that names several brokers
-    # (ids or addresses) is read from its gaps alone, and the model is not used for it
-    seen_brokers = {"nodes": [], "addresses": [], "several": False} if unseen else _brokers_seen(all_rows)
-    several = seen_brokers["several"]
-    # a chain that ends in recovery: the retry that got the message through
-    # (only when the application's next line after the recovery is a success, not another failure: a mute
-    # broker also logs [normal] between its retries)
-    delivered = _delivering_retry(body, end_j) if ended_by == "recovery" else None
-    if delivered:
-        nxt = df.filter((pl.col("idx") > body[end_j]["idx"]) & (pl.col("delivery") | pl.col("chain"))).head(1).to_dicts()
-        delivered = delivered | {"success_row": nxt[0]} if nxt and nxt[0]["delivery"] else None
-    first_error = next((r.get("error") for r in all_rows if r.get("internal") and _net_kind(r.get("error"))), None)
-    if unseen:
-        first_error = _first_line(err_row["msg"])
+    return broker, node
 
-    # ---- partitions (an episode's: those that abandoned or retried on its broker, else those it led)
+
+def _partitions(df: pl.DataFrame, body: list[dict], stall_rows: list[dict], ep: Episode | None) -> tuple[list[str], str | None]:
+    """The partitions (an episode's: those that abandoned or retried on its broker, else those it led),
+    and "deliveries" when they are inferred from the application's deliveries."""
     tps: list[str] = list(ep.tps) if ep is not None else []
-    for r in all_rows if ep is None else []:
+    for r in body if ep is None else []:
         tp = None
         if _has(r, *LEADER_EVENTS, "sarama_broker_retrying", "sarama_batch_retry", "sarama_batch_retry_failed") and r.get("topic") and r.get("partition") is not None:
             tp = f"{r['topic']}/{r['partition']}"
@@ -230,10 +252,14 @@ def _read(path: str, df: pl.DataFrame, seg: pl.DataFrame, unseen: bool, pre: dic
         tps = _quiet_partitions(df, body, stall_rows)
         tps_from = "deliveries" if tps else None
     if not tps:
-        topic = next((r.get("topic") or r.get("app_topic") for r in all_rows if r.get("topic") or r.get("app_topic")), None)
+        topic = next((r.get("topic") or r.get("app_topic") for r in body if r.get("topic") or r.get("app_topic")), None)
         tps = [f"{topic}/?" if topic else "unknown"]
+    return tps, tps_from
 
-    # ---- which wait the produce request's failure ended: the error text tells (reference §C.3)
+
+def _shape(body: list[dict], unseen: bool, kind: str, err_row: dict | None) -> tuple[str | None, dict]:
+    """Which wait the produce request's failure ended (the error text tells: reference §C.3), and
+    what the model needs of the chain's shape."""
     opening = body[0] if _has(body[0], *OPENING_EVENTS) else None
     first_tok = _net_token(opening.get("error")) if opening else None
     if unseen and kind == "silent":
@@ -242,14 +268,9 @@ def _read(path: str, df: pl.DataFrame, seg: pl.DataFrame, unseen: bool, pre: dic
         "first": "Net.WriteTimeout" if first_tok == "write tcp" else "Net.ReadTimeout",
         # the retry's metadata refresh first waits on the seed's idle connection (1.22.1); a chain seen
         # from its opening line without such a wait shows a sarama that closed it on the socket error
-        "seed_read": not (opening is not None and not any(_has(r, "sarama_metadata_error") and _net_kind(r.get("error")) in ("read", "write") for r in all_rows)),
+        "seed_read": not (opening is not None and not any(_has(r, "sarama_metadata_error") and _net_kind(r.get("error")) in ("read", "write") for r in body)),
     }
-    return Incident(
-        path=path, seg=seg, unseen=unseen, pre=pre, body=body, end_j=end_j, ended_by=ended_by, stall_rows=stall_rows,
-        err_row=err_row, figure=fig, coarse=coarse, inside=inside, kind=kind, broker=broker, node=node,
-        seen_brokers=seen_brokers, several=several, delivered=delivered, first_error=first_error, tps=tps,
-        first_tok=first_tok, shape=shape, end_bound=end_bound, episode=ep, tps_from=tps_from,
-    )
+    return first_tok, shape
 
 
 def _quiet_partitions(df: pl.DataFrame, body: list[dict], stall_rows: list[dict]) -> list[str]:

@@ -18,7 +18,7 @@ back-off, producer retry back-off), the timeout values are inferred from those g
 broker that is also the seed: a chain that names several brokers is read from its gaps alone. Two
 kinds are stalls: ``blackhole`` (dials time out) and ``silent`` (a mute broker: read timeouts that
 grow with Producer.Retry.Max). A refused or closed broker fails sends in under a second: that is
-``sarama.broker-refused`` (refused.py), not a stall. A stall shorter than MIN_STALL_S (one line, lines
+``sarama.broker-refused`` (refused.py), not a stall. A stall shorter than the verdict's min_stall_s (one line, lines
 folded into one record) is none.
 
 With sarama's Logger off (its default) only the application's lines are in the log; they are cut into
@@ -27,8 +27,10 @@ incidents by its errors (chain.py) and read by app_only.py.
 The parts, one stage each: client.py (the client model), chain.py (the log's records and classes),
 incident.py (one incident's lines, kind, broker, partitions), budget.py (where its time went and its
 bounds, with waits.py, printed.py and app_only.py), compare.py (the model, model.py, and the
-configuration), verdict.py (confidence and severity), text.py and format.py (the wording). This module
-runs those stages for each incident and assembles the finding, its subjects and its evidence.
+configuration), stallfacts.py (the finding's facts). The verdict (severity, confidence and its
+reasons, thresholds) and every sentence are in sarama.retry-redial-stall.toml beside this file,
+loaded with the filters of its words by stallverdict.py. This module runs those stages for each incident and assembles the
+finding, its subjects, its evidence and its details.
 """
 
 from __future__ import annotations
@@ -45,14 +47,13 @@ from logsleuth.detectors.sarama.printed import printed_settings
 from logsleuth.detectors.sarama.compare import Comparison, compare
 from logsleuth.detectors.sarama.format import fmt_setting
 from logsleuth.detectors.sarama.incident import Incident, read_episode, read_incident
-from logsleuth.detectors.sarama.text import KIND_TEXT, remediation, resolution, root_cause, ruled_out, title
-from logsleuth.detectors.sarama.verdict import confidence, severity
+from logsleuth.detectors.sarama.stallfacts import StallFacts, stall_facts
+from logsleuth.detectors.sarama.stallverdict import VERDICT
 from logsleuth.detectors.sarama.waits import PRODUCE_TIMEOUTS
 from logsleuth.detectors.base import Context, Detector, evidence, segment_of
 from logsleuth.detectors.finding import Finding
 
-ID = "sarama.retry-redial-stall"
-MIN_STALL_S = 1.0  # a stall shorter than this is no stall (one line, lines folded into one record, a fast failure)
+ID = VERDICT.id
 
 
 # ----------------------------------------------------------------------------- one incident
@@ -66,22 +67,24 @@ def _files(path: str, **rows: dict) -> dict:
 
 def _analyse(ctx: Context, df: pl.DataFrame, inc: Incident | None) -> Finding | None:
     """One incident as a finding; None when it is no stall (a fast failure is sarama.broker-refused's,
-    and a stall shorter than MIN_STALL_S, such as one line folded out of a log, is none)."""
+    and one below the verdict's minimum, such as one line folded out of a log, is none)."""
     if inc is None or (inc.kind == "refused" and not inc.unseen):
         return None
     t = measure(inc, df, printed_settings(df, inc.body[0]["idx"]) if not inc.unseen else {})
-    if t is None or t.stall < MIN_STALL_S:
+    if t is None:
         return None
     cmp = compare(inc, t, ctx.options.get("sarama_config"))
     # breaker periods, out-of-brokers, later failures and recovery, over the whole incident
     last = inc.body[-1]["idx"]
     aft = _aftermath(df, inc.seg, inc.body, last, inc.delivery_row if inc.episode is not None else None)
-    conf, reasons = confidence(inc, t, cmp)
-    return _finding(inc, t, cmp, aft, conf, reasons)
+    f = stall_facts(inc, t, cmp, aft)
+    if not VERDICT.meets_minimum(f):
+        return None
+    return _finding(f, inc, t, cmp, aft)
 
 
-def _subjects(inc: Incident, t: Timing, cmp: Comparison, aft: dict) -> list[dict]:
-    """One subject per partition, each with the incident's figures."""
+def _subjects(inc: Incident, t: Timing, cmp: Comparison, aft: dict, start_from: str) -> list[dict]:
+    """One subject per partition, each with the incident's figures (``start_from``: how its start was found, in words)."""
     path, body, stall_rows, err_row, several = inc.path, inc.body, inc.stall_rows, inc.err_row, inc.several
     skipped, inside, by = t.skipped, inc.inside, cmp.by
 
@@ -101,7 +104,7 @@ def _subjects(inc: Incident, t: Timing, cmp: Comparison, aft: dict) -> list[dict
         **_files(path, from_file=body[0] if (skipped or inside) else stall_rows[0], to_file=stall_rows[-1]),
         "ended_by": inc.ended_by,
         "start_bound": t.start_bound,
-        "start_bound_from": t.start_from,
+        "start_bound_from": start_from,
         "end_bound": inc.end_bound,
         "broker_node": inc.episode.broker.node if inc.episode is not None else inc.node,
         "returned_error": _first_line(err_row["msg"]) if err_row else None,
@@ -122,7 +125,7 @@ def _subjects(inc: Incident, t: Timing, cmp: Comparison, aft: dict) -> list[dict
         "after_change_seconds": round(cmp.after, 3),
         "out_of_brokers": aft["oob"].height,
         "breaker_open_periods": len(aft["periods"]),
-        "time_resolution": resolution(inc.coarse),
+        "time_resolution": "1 s (log.LstdFlags)" if inc.coarse else "sub-second",
     }
     # the errors returned to the application over the whole incident, per partition when the lines name it
     errs = [r for r in inc.body if r.get("app_error")]
@@ -132,111 +135,107 @@ def _subjects(inc: Incident, t: Timing, cmp: Comparison, aft: dict) -> list[dict
     return [{"topic_partition": tp, **subj_common, "errors_returned": per_tp[tp] + (unnamed if len(inc.tps) == 1 else 0)} for tp in inc.tps]
 
 
-def _evidence(inc: Incident, t: Timing, cmp: Comparison, aft: dict) -> list:
+def _evidence(inc: Incident, t: Timing, cmp: Comparison, aft: dict, f: StallFacts) -> list:
     """The lines that show the stall: its start, the first wait of each kind, its end, the breaker, the recovery."""
-    path, pre, body, stall_rows, all_rows, unseen, inside = inc.path, inc.pre, inc.body, inc.stall_rows, inc.body, inc.unseen, inc.inside
-    ended_by, waits, skipped, deadline, periods, recovered = inc.ended_by, t.waits, t.skipped, cmp.deadline, aft["periods"], aft["recovered"]
+    path, pre, body, stall_rows, unseen, inside = inc.path, inc.pre, inc.body, inc.stall_rows, inc.unseen, inc.inside
+    waits, skipped, deadline, periods, recovered = t.waits, t.skipped, cmp.deadline, aft["periods"], aft["recovered"]
     ev: list = []
 
     def add(r: dict | None, note: str) -> None:
         if r is None or any((e.path, e.line) == (r.get("file") or path, r["line"]) for e in ev):
             return
-        ev.append(evidence({"path": path, "file": r.get("file"), "line": r["line"], "raw": r.get("raw"), "ts": r.get("ts")}, note))
+        ev.append(evidence({"path": path, "file": r.get("file"), "line": r["line"], "raw": r.get("raw"), "ts": r.get("ts")}, VERDICT.note(note, f)))
 
-    add(stall_rows[0] if pre is not None and not skipped and not inside else None, "last line before the failure chain" if not unseen else "the application's last line before the error")
-    add(body[0] if not unseen else None, "the log begins inside the failure chain" if inside else "the chain begins")
-    add(next((w[2] for w in waits if w[0] in PRODUCE_TIMEOUTS), None), "produce request timed out")
-    add(next((w[2] for w in waits if w[0] in ("metadata_read_timeout", "metadata_write_timeout")), None), "metadata request timed out")
+    add(stall_rows[0] if pre is not None and not skipped and not inside else None, "before" if not unseen else "before_app")
+    add(body[0] if not unseen else None, "inside" if inside else "begins")
+    add(next((w[2] for w in waits if w[0] in PRODUCE_TIMEOUTS), None), "produce_timeout")
+    add(next((w[2] for w in waits if w[0] in ("metadata_read_timeout", "metadata_write_timeout")), None), "metadata_timeout")
     dial_rows = [w[2] for w in waits if w[0] in ("dial_timeout", "dial_refused")]
-    add(dial_rows[0] if dial_rows else None, "first failed dial")
-    add(next((r for r in stall_rows if _has(r, "sarama_metadata_retry")), None), "metadata back-off")
-    add(deadline["row"] if deadline else None, "metadata refresh stopped at Metadata.Timeout")
-    add(dial_rows[-1] if len(dial_rows) > 1 else None, "last failed dial")
-    add(stall_rows[-1], {"error": "error returned to the application", "recovery": "recovery", "end of the log": "end of the log"}[ended_by])
+    add(dial_rows[0] if dial_rows else None, "first_dial")
+    add(next((r for r in stall_rows if _has(r, "sarama_metadata_retry")), None), "md_backoff")
+    add(deadline["row"] if deadline else None, "deadline")
+    add(dial_rows[-1] if len(dial_rows) > 1 else None, "last_dial")
+    add(stall_rows[-1], {"error": "end_error", "recovery": "end_recovery", "end of the log": "end_log"}[inc.ended_by])
     if periods:
-        add(next((r for r in all_rows if r["line"] == periods[0]["line"] and r.get("file") == periods[0].get("file", r.get("file"))), None), "circuit breaker open")
+        add(next((r for r in body if r["line"] == periods[0]["line"] and r.get("file") == periods[0].get("file", r.get("file"))), None), "breaker")
     if recovered:
-        add(recovered[0], "first successful line after the incident")
+        add(recovered[0], "recovered")
     return ev
 
 
-def _finding(inc: Incident, t: Timing, cmp: Comparison, aft: dict, conf: float, reasons: list[str]) -> Finding:
-    """The finding, with its text, evidence and details, from the stages' results."""
+def _details(inc: Incident, t: Timing, cmp: Comparison, aft: dict, start_from: str) -> dict:
+    """The finding's details (JSON): the budget, what was inferred, the configuration, the model and
+    the suggestion, and the incident's bounds and aftermath."""
     path, kind, several, delivered, deadline, figure = inc.path, inc.kind, inc.several, inc.delivered, cmp.deadline, inc.figure
-    unseen, inside, shape, seen_brokers, cadence = inc.unseen, inc.inside, inc.shape, inc.seen_brokers, t.cadence
-    send_observed, dom_key, dom_s, model_now, formula, cut, fits = cmp.send_observed, cmp.dom_key, cmp.dom_s, cmp.model_now, cmp.formula, cmp.cut, cmp.fits
-    given, eff, inferred, mismatches, notes, what_if = cmp.given, cmp.eff, cmp.inferred, cmp.mismatches, cmp.notes, cmp.what_if
-    change, after, send_span, with_given = cmp.change, cmp.after, cmp.send_span, cmp.with_given
-    periods, oob, later, longest_next, recovered_at = aft["periods"], aft["oob"], aft["later"], aft["longest_next"], aft["recovered_at"]
-    return Finding(
-        id=ID,
-        severity=severity(t.stall, periods),
-        title=title(inc, t),
-        root_cause=root_cause(inc, t, cmp, aft),
-        confidence=conf,
-        confidence_reasons=reasons,
-        first_seen=t.t_from,
-        last_seen=recovered_at or inc.body[-1]["ts"],
-        subjects=_subjects(inc, t, cmp, aft),
-        cause={
+    send_observed, model_now = cmp.send_observed, cmp.model_now
+    periods, oob = aft["periods"], aft["oob"]
+    return {
+        "budget": cmp.budget,
+        "inferred": cmp.inferred,
+        "config": {"given": cmp.given, "used_for_model": cmp.eff, "mismatches": cmp.mismatches, "notes": cmp.notes, "what_if": cmp.what_if},
+        "model": {
             "kind": kind,
+            "formula": cmp.formula,
+            "shape": inc.shape,
+            "seconds": None if several else round(model_now, 3),
+            "applies": not several,
+            "assumes": "sarama 1.22.1, one broker that is also the seed (the measured timing model: docs/findings/sarama.retry-redial-stall.md)",
+            "brokers_seen": {k: v for k, v in inc.seen_brokers.items() if k != "several"},
+            "metadata_refresh_cut": cmp.cut,
+            "observed_send_seconds": round(send_observed, 3) if send_observed is not None else None,
+            "observed_from": None if send_observed is None else "application figure" if figure is not None else "log stamps",
+            "fits": cmp.fits,
+            "dominant_setting": cmp.dom_key,
+            "dominant_seconds": round(cmp.dom_s, 3),
+            "dominant_from": "the log's waits" if several else "the model",
+        },
+        "suggestion": {
+            "change": cmp.change,
+            "worst_case_seconds": round(cmp.after, 3),
+            "worst_case_from": "the waits this log shows, each shorter" if several else "the model",
+            "now_seconds": round(cmp.send_span if several else model_now, 3),
+            "with_given_config_seconds": round(cmp.with_given, 3) if cmp.with_given is not None else None,
+        },
+        "sarama_logger": "off" if inc.unseen else "on",
+        "log_starts_inside_chain": inc.inside,
+        "delivered_by_retry": {"retry": delivered["retry"], "line": delivered["row"]["line"], "selected_broker": delivered["node"]} if delivered else None,
+        "application_figure_seconds": figure,
+        "metadata_deadline": {k: v for k, v in deadline.items() if k != "row"} | {"line": deadline["row"]["line"]}
+        | ({"file": segment_of(deadline["row"] | {"path": path})} if segment_of(deadline["row"] | {"path": path}) else {}) if deadline else None,
+        "breaker_open": periods,
+        "errors_returned": sum(1 for r in inc.body if r.get("app_error")),
+        "out_of_brokers": {"returned": oob.height, "first": oob["ts"][0] if oob.height else None},
+        "later_failures": aft["later"][:50],
+        "longest_wait_between_errors_seconds": aft["longest_next"],
+        "recovered_at": aft["recovered_at"],
+        "application_send_interval_seconds": t.cadence,
+        "bounds": {
+            "start": t.t_from, "start_bound": t.start_bound, "start_from": start_from,
+            "end": t.t_to, "end_bound": inc.end_bound,
+            "delivery_latency_seconds": round(inc.delivery_latency, 3) if inc.delivery_latency is not None else None,
+        },
+        "broker_state": inc.episode.state() if inc.episode is not None else None,
+    }
+
+
+def _finding(f: StallFacts, inc: Incident, t: Timing, cmp: Comparison, aft: dict) -> Finding:
+    """The finding: the verdict's parts from the facts, and its subjects, evidence and details."""
+    start_from = VERDICT.phrase("start_from", f).render()  # no time in it: JSON keeps it as a string
+    return Finding(
+        **VERDICT.parts(f),
+        first_seen=t.t_from,
+        last_seen=aft["recovered_at"] or inc.body[-1]["ts"],
+        subjects=_subjects(inc, t, cmp, aft, start_from),
+        cause={
+            "kind": inc.kind,
             "broker": inc.broker,
             "node": inc.node,
             "error": inc.first_error,
-            "explanation": KIND_TEXT[kind],
-            "dominant_setting": dom_key,
+            "explanation": VERDICT.phrase("kind_text", f).render(),
+            "dominant_setting": cmp.dom_key,
         },
-        evidence=_evidence(inc, t, cmp, aft),
-        remediation=remediation(inc, t, cmp, aft["longest_next"]),
-        references=["docs/findings/sarama.retry-redial-stall.md", "sarama async_producer.go (retryMessage, updateLeader), client.go (tryRefreshMetadata)"],
-        ruled_out=ruled_out(inc, t, cmp),
-        details={
-            "budget": cmp.budget,
-            "inferred": inferred,
-            "config": {"given": given, "used_for_model": eff, "mismatches": mismatches, "notes": notes, "what_if": what_if},
-            "model": {
-                "kind": kind,
-                "formula": formula,
-                "shape": shape,
-                "seconds": None if several else round(model_now, 3),
-                "applies": not several,
-                "assumes": "sarama 1.22.1, one broker that is also the seed (the measured timing model: docs/findings/sarama.retry-redial-stall.md)",
-                "brokers_seen": {k: v for k, v in seen_brokers.items() if k != "several"},
-                "metadata_refresh_cut": cut,
-                "observed_send_seconds": round(send_observed, 3) if send_observed is not None else None,
-                "observed_from": None if send_observed is None else "application figure" if figure is not None else "log stamps",
-                "fits": fits,
-                "dominant_setting": dom_key,
-                "dominant_seconds": round(dom_s, 3),
-                "dominant_from": "the log's waits" if several else "the model",
-            },
-            "suggestion": {
-                "change": change,
-                "worst_case_seconds": round(after, 3),
-                "worst_case_from": "the waits this log shows, each shorter" if several else "the model",
-                "now_seconds": round(send_span if several else model_now, 3),
-                "with_given_config_seconds": round(with_given, 3) if with_given is not None else None,
-            },
-            "sarama_logger": "off" if unseen else "on",
-            "log_starts_inside_chain": inside,
-            "delivered_by_retry": {"retry": delivered["retry"], "line": delivered["row"]["line"], "selected_broker": delivered["node"]} if delivered else None,
-            "application_figure_seconds": figure,
-            "metadata_deadline": {k: v for k, v in deadline.items() if k != "row"} | {"line": deadline["row"]["line"]}
-            | ({"file": segment_of(deadline["row"] | {"path": path})} if segment_of(deadline["row"] | {"path": path}) else {}) if deadline else None,
-            "breaker_open": periods,
-            "errors_returned": sum(1 for r in inc.body if r.get("app_error")),
-            "out_of_brokers": {"returned": oob.height, "first": oob["ts"][0] if oob.height else None},
-            "later_failures": later[:50],
-            "longest_wait_between_errors_seconds": longest_next,
-            "recovered_at": recovered_at,
-            "application_send_interval_seconds": cadence,
-            "bounds": {
-                "start": t.t_from, "start_bound": t.start_bound, "start_from": t.start_from,
-                "end": t.t_to, "end_bound": inc.end_bound,
-                "delivery_latency_seconds": round(inc.delivery_latency, 3) if inc.delivery_latency is not None else None,
-            },
-            "broker_state": inc.episode.state() if inc.episode is not None else None,
-        },
+        evidence=_evidence(inc, t, cmp, aft, f),
+        details=_details(inc, t, cmp, aft, start_from),
     )
 
 
@@ -289,10 +288,4 @@ def _broker_side(ctx: Context, f: Finding) -> None:
     link_episode(ctx, {"node": f.cause.get("node"), "from": f.first_seen, "to": f.last_seen, "address": f.cause.get("broker")}, f)
 
 
-DETECTOR = Detector(
-    id=ID,
-    title="sarama retry/re-dial stall: where a failing send's time went",
-    systems=("sarama",),
-    run=run,
-    doc="docs/findings/sarama.retry-redial-stall.md",
-)
+DETECTOR = Detector(id=VERDICT.id, title=VERDICT.title, systems=("sarama",), run=run, doc=VERDICT.doc, facts=StallFacts, verdict=VERDICT)
