@@ -296,7 +296,7 @@ FOLDED_RE = r"\n[^\n]{0,40}?\d{4}[/-]\d{2}[/-]\d{2}[ T]\d{2}:\d{2}:\d{2}"
 def prepare(df: pl.DataFrame) -> pl.DataFrame:
     """The records of ``_lines`` with the application's fields (``app_partition``, ``app_topic``) and
     ``folded``: a record of sarama's that holds other records' lines (their own stamps lost)."""
-    topics = df.filter(pl.col("topic").is_not_null())["topic"].unique().to_list() if "topic" in df.columns else []
+    topics = df.filter(pl.col("topic").is_not_null())["topic"].unique(maintain_order=True).to_list() if "topic" in df.columns else []
     df = with_app_fields(df, [t for t in topics if t])
     return df.with_columns(folded=pl.col("internal") & pl.col("msg").fill_null("").str.contains(FOLDED_RE))
 
@@ -305,7 +305,7 @@ def _brokers(df: pl.DataFrame) -> Brokers:
     """Every pair of names one line gives a broker, over the distinct (event, id, address, error) sets."""
     b = Brokers()
     naming = df.filter(pl.col("events").list.eval(pl.element().is_in(list(NAMING_EVENTS))).list.any().fill_null(False))
-    for r in naming.select("events", "node", "address", "error").unique().iter_rows(named=True):
+    for r in naming.select("events", "node", "address", "error").unique(maintain_order=True).iter_rows(named=True):
         node = r["node"] if r["node"] is not None and r["node"] >= 0 else None
         ip = _remote(r["error"]) or (_dial_ip(r["error"]) if "sarama_dial_failed" in r["events"] else None)
         b.of(node=node, address=r["address"], ip=ip)
