@@ -1,5 +1,5 @@
 """The timing model of a failing sarama SendMessage, measured on the real library (sarama 1.22.1, one
-broker that is also the seed; ../shared/reference/sarama-timing.md): how long a send takes for each
+broker that is also the seed; docs/findings/sarama.retry-redial-stall.md): how long a send takes for each
 kind of outage (``blackhole``, ``refused``, ``silent``) as a total and its terms per setting, the
 formula in words, the setting that weighs most and the change worth making. Settings are sarama's
 config keys (``Net.DialTimeout`` …), in seconds / counts. Part of sarama.retry-redial-stall.

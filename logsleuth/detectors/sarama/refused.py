@@ -4,7 +4,7 @@ When a broker's process is gone but its host answers (a restart, a crash, a roll
 connections answer ``EOF`` (or are reset) and new dials are refused at once (``dial tcp …: connect:
 connection refused``). A sarama send then fails fast: the retry's metadata refresh fails within
 ``Producer.Retry.Backoff + Metadata.Retry.Max × Metadata.Retry.Backoff`` (0.85 s with the defaults,
-measured on the real library: ../shared/reference/sarama-timing.md) and returns ``kafka: client has
+measured on the real library: docs/findings/sarama.retry-redial-stall.md) and returns ``kafka: client has
 run out of available brokers to talk to``; after three failed leader lookups in a row the
 partition's circuit breaker opens and sends fail at once with ``circuit breaker is open`` for 10 s,
 even after the broker is back.

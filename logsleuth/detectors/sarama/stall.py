@@ -14,7 +14,7 @@ recovery (``[normal]`` with the leader's connection up), and the finding says wh
 Every gap between the chain's lines is attributed to a wait (dial, read/write timeout, metadata
 back-off, producer retry back-off), the timeout values are inferred from those gaps and compared with
 ``--sarama-config`` (or sarama's defaults) and with the timing model measured on the real library
-(../shared/reference/sarama-timing.md, docs/findings/sarama.retry-redial-stall.md), which is for one
+(docs/findings/sarama.retry-redial-stall.md, "The timing model (measured)"), which is for one
 broker that is also the seed: a chain that names several brokers is read from its gaps alone. Two
 kinds are stalls: ``blackhole`` (dials time out) and ``silent`` (a mute broker: read timeouts that
 grow with Producer.Retry.Max). A refused or closed broker fails sends in under a second: that is
