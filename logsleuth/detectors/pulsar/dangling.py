@@ -470,8 +470,9 @@ def _client_links(ctx: Context, ev: pl.DataFrame, s: dict) -> tuple[list[dict], 
     return out, client, how
 
 
-def _member(ctx: Context, ev: pl.DataFrame, s: dict, ends: dict) -> tuple[dict, str | None]:
-    """A stuck stretch as its subject, and why its client log does not cover it (None: it does).
+def _member(ctx: Context, ev: pl.DataFrame, s: dict, ends: dict) -> tuple[dict, tuple[str, dict] | None]:
+    """A stuck stretch as its subject, and why its client log does not cover it (None: it does):
+    coverage's sentence (what tells two reasons apart) and the same as facts.
     The lines quoted for it go into ``s`` (``_links``: the client's; ``_answer_row``: the answer to
     its last creation)."""
     resolved = s["recovered_at"] or s["released_at"]
@@ -504,8 +505,26 @@ def _member(ctx: Context, ev: pl.DataFrame, s: dict, ends: dict) -> tuple[dict, 
             subject[key] = segment_of(row)
     s["_links"], s["_answer_row"] = links, _answer_row(ev, s)
     cov = ctx.coverage(client) if client else None
-    gap = cov.covers(s["first"], s["last"])[1] if cov is not None else ""
-    return subject, gap or None
+    why = cov.covers(s["first"], s["last"])[1] if cov is not None else ""
+    return subject, (why, _uncovered(cov, s["first"], s["last"])) if why else None
+
+
+def _uncovered(cov, t0: dt.datetime, t1: dt.datetime) -> dict | None:
+    """What of [t0, t1] a log does not cover, as facts (ingest.coverage.Coverage.covers says it in
+    words): ``kind`` untimed, outside (its span is ``a`` to ``b``), starts (at ``a``, after ``b``),
+    ends (at ``a``, before ``b``) or gap (no lines from ``a`` to ``b``)."""
+    if cov.first is None or cov.last is None:
+        return {"log": cov.path, "kind": "untimed", "a": None, "b": None}
+    if t1 < cov.first or t0 > cov.last:
+        return {"log": cov.path, "kind": "outside", "a": cov.first, "b": cov.last}
+    if t0 < cov.first:
+        return {"log": cov.path, "kind": "starts", "a": cov.first, "b": t0}
+    if t1 > cov.last:
+        return {"log": cov.path, "kind": "ends", "a": cov.last, "b": t1}
+    for g in cov.gaps:
+        if g.start < t1 and g.end > t0:
+            return {"log": cov.path, "kind": "gap", "a": g.start, "b": g.end}
+    return None
 
 
 def _answer_row(ev: pl.DataFrame, s: dict) -> dict | None:
@@ -521,12 +540,12 @@ def _answer_row(ev: pl.DataFrame, s: dict) -> dict | None:
 def _facts(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.DataFrame, ends: dict) -> DanglingFacts:
     """The facts of the producers one unload stranded (or, with no unload found, of one broker log)."""
     cause = members[0]["cause"]
-    subjects, gaps = [], set()
+    subjects, gaps = [], {}
     for s in members:
         subject, gap = _member(ctx, ev, s, ends)
         subjects.append(subject)
         if gap:
-            gaps.add(safe(gap))
+            gaps[safe(gap[0])] = gap[1]  # (each reason once, in the order of its sentence)
     answered = [s["answered"] for s in members if s["answered"]]
     era_facts, era_hint = _era(ctx, ev, members)
     first = min((s["first"] for s in members if s["first"] is not None), default=None)
@@ -546,7 +565,7 @@ def _facts(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.Da
         recovered_others=_recovered_in_same_unload(ev, cause, members) if cause else 0,
         era_facts=era_facts, era_hint=era_hint,
         no_info_paths=[p for p in where if (c := ctx.coverage(p)) is not None and not c.has_info],
-        client_gaps=sorted(gaps),
+        client_gaps=[gaps[k] for k in sorted(gaps)],
         transient=[{k: t[k] for k in ("path", "producer_id", "topic", "connection", "span_s", "recovered_at")} | {"attempts": int(t["attempts"])}
                    for t in rows(transient.head(int(TH["transient_named_count"])))],
         created_during=ev.filter(

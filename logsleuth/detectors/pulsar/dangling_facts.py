@@ -54,7 +54,7 @@ class DanglingFacts:
     era_facts: list[str] = field(default_factory=list)  # what puts the brokers after 2.5.1: iso-layout, slog, add-failed-id, creating-name
     era_hint: str | None = None  # no such fact: 'pre-2.4' text or '2.x' layout (an affected version)
     no_info_paths: list[str] = field(default_factory=list)  # broker logs without INFO lines
-    client_gaps: list[str] = field(default_factory=list)  # why a client log does not cover a stuck period
+    client_gaps: list[dict] = field(default_factory=list)  # what of a stuck period a client log does not cover: log, kind, a, b (dangling._uncovered)
     transient: list[dict] = field(default_factory=list)  # up to 3 cleared clashes: path, attempts, producer_id, topic, connection, span_s, recovered_at
     created_during: int = 0  # other producers the rejecting brokers created meanwhile
     name_conflict_logged: bool = False  # 'Producer with name … is already connected to topic' in the logs
