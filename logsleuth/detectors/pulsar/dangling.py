@@ -375,8 +375,8 @@ def _unload_for(ev: pl.DataFrame, s: dict) -> dict | None:
     }
     if trigger.height:
         t = trigger.sort("ts").row(0, named=True)
-        cause.update(trigger=f"load shedding ({safe(t['detail'])}) unloading it from broker {safe(t['broker'])}",
-                     trigger_path=t.get("file") or t["path"], trigger_line=int(t["line"]))
+        # (``trigger``, in words, is the verdict's: set when the finding is made)
+        cause.update(trigger_path=t.get("file") or t["path"], trigger_line=int(t["line"]), _shed={"detail": t["detail"], "broker": t["broker"]})
         cause["_rows"].insert(0, t)
         attempt = ev.filter(
             (pl.col("event") == "shed_attempt") & (pl.col("path") == t["path"])
@@ -422,10 +422,11 @@ def _pick_unload(bundles: pl.DataFrame, path: str, anchor: dt.datetime) -> tuple
         if r["bundle"] in seen:
             continue
         seen.add(r["bundle"])
-        why = ("on another broker than the one that rejects the producer" if r["_other_broker"] and not pick["_other_broker"]
-               else "began after the creation was attempted" if r["_after"] and not pick["_after"]
-               else "an earlier unload: the creation was attempted during a later one" if not r["_after"] and r["ts"] < pick["ts"]
-               else "further from the creation")
+        # why it was not taken (the verdict's unload_why says it in words)
+        why = ("other-broker" if r["_other_broker"] and not pick["_other_broker"]
+               else "after" if r["_after"] and not pick["_after"]
+               else "earlier" if not r["_after"] and r["ts"] < pick["ts"]
+               else "further")
         others.append({"bundle": r["bundle"], "path": r.get("file") or r["path"], "line": int(r["line"]), "at": r["ts"], "why": why})
     return pick, others
 
@@ -560,7 +561,8 @@ def _facts(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.Da
         answer_ref=line_ref(answered[0]) if answered else None, answer_event=answered[0]["event"] if answered else None,
         inferred=any(s["inferred"] for s in members),
         unload_bundle=(cause["bundle"] or cause["namespace"]) if cause else None, unload_at=cause["at"] if cause else None,
-        unload_trigger=(cause.get("trigger") or None) if cause else None, other_unloads=(cause or {}).get("_others", []),
+        shed=bool(cause and cause.get("_shed")), shed_detail=((cause or {}).get("_shed") or {}).get("detail"),
+        shed_broker=((cause or {}).get("_shed") or {}).get("broker"), other_unloads=(cause or {}).get("_others", []),
         unseen_why=unseen_why, log_starts_at_rejection=starts_late,
         recovered_others=_recovered_in_same_unload(ev, cause, members) if cause else 0,
         era_facts=era_facts, era_hint=era_hint,
@@ -601,10 +603,12 @@ def _evidence(f: DanglingFacts) -> list[Evidence]:
 
 def _finding(f: DanglingFacts) -> Finding:
     cause = None
-    if f.cause:
+    if f.cause:  # the JSON's cause: the unload, its trigger and the other unloads with why each was not taken, in words
         cause = {k: v for k, v in f.cause.items() if not k.startswith("_")}
-        if f.cause.get("_others"):
-            cause["other_unloads"] = f.cause["_others"]
+        if f.shed:
+            cause["trigger"] = str(VERDICT.phrase("unload_trigger", f))
+        if f.other_unloads:
+            cause["other_unloads"] = [o | {"why": str(VERDICT.phrase("unload_why", f, {"item": o}))} for o in f.other_unloads]
     return Finding(
         **VERDICT.parts(f), first_seen=f.first, last_seen=f.last, subjects=f.subjects, cause=cause, evidence=_evidence(f),
         details={"clients": f.clients, "transient": f.transient_count},

@@ -46,8 +46,10 @@ class DanglingFacts:
     inferred: bool = False  # a rejection named no producer: taken from the only unanswered creation
     unload_bundle: str | None = None  # the unload found around the creation (its bundle, else namespace)
     unload_at: dt.datetime | None = None
-    unload_trigger: str | None = None  # 'load shedding (…) unloading it from broker …' when the shedder did it
-    other_unloads: list[dict] = field(default_factory=list)  # bundle, path, line, at, why: not taken
+    shed: bool = False  # the load shedder ordered the unload
+    shed_detail: str | None = None  # the shedder's words ('Overload shedder', a strategy)
+    shed_broker: str | None = None  # the broker it shed load from
+    other_unloads: list[dict] = field(default_factory=list)  # bundle, path, line, at, why (other-broker, after, earlier, further): not taken
     unseen_why: str | None = None  # no unload found: why the brokers' logs could not show one (None: they could)
     log_starts_at_rejection: bool = False  # no unload found: every broker log starts at the first rejection
     recovered_others: int = 0  # other producers of the same unload created normally
