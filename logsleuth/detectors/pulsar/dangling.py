@@ -11,6 +11,8 @@ How it decides, per broker file, connection and producer id:
   ownership  "Namespace bundle for topic (T) not served by this instance" near that creation.
   unload     the bundle of the topic's namespace being unloaded around it ("Disabling ownership",
              "[Overload shedder] Unloading bundle", "Disconnecting producer", "Unloading … completed").
+The thresholds, the verdict and every sentence are in pulsar.dangling-producer-future.toml beside
+this file (read through dangling_facts.py, whose DanglingFacts this module fills).
 """
 
 from __future__ import annotations
@@ -20,28 +22,22 @@ import datetime as dt
 import polars as pl
 
 from logsleuth.detectors.pulsar.client_only import stuck_on_client
-from logsleuth.detectors.base import Context, Detector, evidence, gather, keep, rows_at, take, fmt_duration, fmt_time, line_ref, ordered_evidence, plural, rows, safe, segment_of
+from logsleuth.detectors.pulsar.dangling_facts import TH, VERDICT, DanglingFacts
+from logsleuth.detectors.base import Context, Detector, evidence, gather, keep, rows_at, take, fmt_duration, line_ref, ordered_evidence, rows, safe, segment_of
 from logsleuth.detectors.facts import absence
 from logsleuth.detectors.finding import Evidence, Finding
 
-MIN_ATTEMPTS = 3
-MIN_SPAN_S = 30.0
-MANY_ATTEMPTS = 20
-OWNERSHIP_WINDOW = (dt.timedelta(seconds=-5), dt.timedelta(seconds=15))
-INFER_WINDOW = dt.timedelta(minutes=10)  # a rejection naming neither connection nor topic takes its producer from an unanswered creation this close before
-UNLOAD_BEFORE = dt.timedelta(minutes=3)
-UNLOAD_AFTER = dt.timedelta(seconds=30)
-OTHER_UNLOADS_NAMED = 3  # other unloads in the window named in "ruled out" (the rest counted)
+MIN_ATTEMPTS = int(TH["min_attempts_count"])
+MIN_SPAN_S = float(TH["min_span_s"])
+MANY_ATTEMPTS = int(TH["many_attempts_count"])
+OWNERSHIP_WINDOW = (dt.timedelta(seconds=-TH["ownership_before_s"]), dt.timedelta(seconds=TH["ownership_after_s"]))
+INFER_WINDOW = dt.timedelta(seconds=TH["infer_window_s"])  # a rejection naming neither connection nor topic takes its producer from an unanswered creation this close before
+UNLOAD_BEFORE = dt.timedelta(seconds=TH["unload_before_s"])
+UNLOAD_AFTER = dt.timedelta(seconds=TH["unload_after_s"])
+SAME_UNLOAD = dt.timedelta(seconds=TH["same_unload_s"])  # producers of the namespace created this long after the unload recovered normally
+SHED_ATTEMPT_BEFORE = dt.timedelta(seconds=TH["shed_attempt_before_s"])
 KEY = ["path", "connection", "producer_id"]
 RUN = "_run"  # one stretch of rejections of one KEY, between re-creations / connection closes
-
-REFERENCES = [
-    "apache/pulsar#6416: producers fail to create after a topic is scheduled onto a previously used broker",
-    "apache/pulsar#6872: Producer cannot connect after Unloading bundle",
-    "apache/pulsar PR #6881 'Handle all exceptions from topic.addProducer': fixed in 2.5.2 (and 2.6.0+)",
-    "apache/pulsar PR #4138 (2.4.0) added the 'Producer with id … is already present on the connection' check",
-    "apache/pulsar#9792: the same symptom by another path on 2.6.1",
-]
 
 
 def _seconds(a: dt.datetime | None, b: dt.datetime | None) -> float | None:
@@ -65,7 +61,7 @@ def run(ctx: Context) -> list[Finding]:
     ends = {r.name: r.last_ts for r in ctx.log_inputs()}
     findings, covered = _broker_side(ctx, ev, ends)
     # producers the client logs show rejected, where no broker log given shows them stuck
-    return findings + stuck_on_client(ev, covered, ends, (MIN_ATTEMPTS, MIN_SPAN_S, MANY_ATTEMPTS), REFERENCES, _broker_logs(ctx, ev))
+    return findings + stuck_on_client(ev, covered, ends, _broker_logs(ctx, ev))
 
 
 BROKER_EVENTS = ("producer_already_present", "producer_creating", "producer_created", "producer_closed", "bundle_unloaded",
@@ -87,6 +83,37 @@ def _broker_side(ctx: Context, ev: pl.DataFrame, ends: dict) -> tuple[list[Findi
     """The findings from the brokers' rejections, and the (topic, client log, first, last) of every
     stuck stretch they name."""
     covered = pl.DataFrame(schema={"topic": pl.String, "client": pl.String, "first": ev.schema["ts"], "last": ev.schema["ts"]})
+    groups = _stretches(ev)
+    if groups is None:
+        return [], covered
+    is_stuck = ((pl.col("attempts") >= MIN_ATTEMPTS) & (pl.col("span_s") >= MIN_SPAN_S)) | (pl.col("attempts") >= MANY_ATTEMPTS)
+    stuck = groups.filter(is_stuck)
+    transient = groups.filter(~is_stuck)
+    if stuck.height == 0:
+        return [], covered
+
+    findings: list[Finding] = []
+    by_cause: dict[tuple, list[dict]] = {}
+    unload_ev = ev.filter(pl.col("event").is_in(["bundle_disabling", "bundle_unloaded", "shedder_unloading", "producer_disconnecting", "shed_attempt"]))
+    for s in _link_dangling(ev, stuck):
+        for k in ("first_row", "last_row"):  # group keys are not inside the aggregated struct
+            s[k].update(path=s["path"], connection=s["connection"], producer_id=s["producer_id"])
+        s["cause"] = _unload_for(unload_ev, s)
+        key = (s["cause"]["bundle"], s["cause"]["path"], s["cause"]["at"]) if s["cause"] else ("?", s["path"], None)
+        by_cause.setdefault(key, []).append(s)
+    for _, members in by_cause.items():
+        findings.append(_finding(_facts(ctx, ev, members, transient, ends)))
+    covered = pl.DataFrame(
+        [{"topic": x["topic"], "client": x["client"], "first": x["first_seen"], "last": x["last_seen"]} for f in findings for x in f.subjects],
+        schema=covered.schema,
+    )
+    return findings, covered
+
+
+def _stretches(ev: pl.DataFrame) -> pl.DataFrame | None:
+    """Every stretch of rejections of one KEY (between re-creations and connection closes): its
+    topic, first and last time and row, attempts, span, and when it recovered or was released
+    (None: no rejection in the table)."""
     # the rejections with the columns the grouping needs and their row in ``ev`` (``_ev``): a
     # reconnect storm is mostly rejections, and a filter of whole rows would copy most of the table;
     # the first and last row of each stretch are taken from ``ev`` once the stretches are known
@@ -95,7 +122,7 @@ def _broker_side(ctx: Context, ev: pl.DataFrame, ends: dict) -> tuple[list[Findi
         .select("_ev", *KEY, "ts", "topic").collect()
     )
     if present.height == 0:
-        return [], covered
+        return None
     # one key can be stuck, recover (re-created, or its connection closed) and clash again later:
     # each stretch between such resets is judged on its own
     present = present.sort("ts").with_columns(_pid=pl.col("producer_id").fill_null(-1))
@@ -146,30 +173,7 @@ def _broker_side(ctx: Context, ev: pl.DataFrame, ends: dict) -> tuple[list[Findi
         .filter(pl.col("x_ts") >= pl.col("last"))
         .group_by(RUN, maintain_order=True).agg(released_at=pl.col("x_ts").min())
     )
-    groups = groups.join(recovered, on=RUN, how="left").join(released, on=RUN, how="left")
-    del created, closed, recovered, released
-    is_stuck = ((pl.col("attempts") >= MIN_ATTEMPTS) & (pl.col("span_s") >= MIN_SPAN_S)) | (pl.col("attempts") >= MANY_ATTEMPTS)
-    stuck = groups.filter(is_stuck)
-    transient = groups.filter(~is_stuck)
-    if stuck.height == 0:
-        return [], covered
-
-    findings: list[Finding] = []
-    by_cause: dict[tuple, list[dict]] = {}
-    unload_ev = ev.filter(pl.col("event").is_in(["bundle_disabling", "bundle_unloaded", "shedder_unloading", "producer_disconnecting", "shed_attempt"]))
-    for s in _link_dangling(ev, stuck):
-        for k in ("first_row", "last_row"):  # group keys are not inside the aggregated struct
-            s[k].update(path=s["path"], connection=s["connection"], producer_id=s["producer_id"])
-        s["cause"] = _unload_for(unload_ev, s)
-        key = (s["cause"]["bundle"], s["cause"]["path"], s["cause"]["at"]) if s["cause"] else ("?", s["path"], None)
-        by_cause.setdefault(key, []).append(s)
-    for _, members in by_cause.items():
-        findings.append(_finding(ctx, ev, members, transient, ends))
-    covered = pl.DataFrame(
-        [{"topic": x["topic"], "client": x["client"], "first": x["first_seen"], "last": x["last_seen"]} for f in findings for x in f.subjects],
-        schema=covered.schema,
-    )
-    return findings, covered
+    return groups.join(recovered, on=RUN, how="left").join(released, on=RUN, how="left")
 
 
 def _creations(ev: pl.DataFrame) -> pl.DataFrame:
@@ -227,10 +231,6 @@ def _creations(ev: pl.DataFrame) -> pl.DataFrame:
 
     out = out.with_columns(answer=chosen("line").cast(pl.Int64), answer_event=chosen("event").cast(pl.String), answer_file=chosen("file").cast(pl.String))
     return out.select(*KEY, "topic", "cr_ts", "cr_ev", "answered_at", "answer", "answer_event", "answer_file")
-
-
-def _answer_text(event: str | None) -> str:
-    return {"producer_add_failed": "Failed to add producer", "connection_closed": "the connection's close"}.get(event or "", "Created new producer")
 
 
 def _link_dangling(ev: pl.DataFrame, stuck: pl.DataFrame) -> list[dict]:
@@ -375,12 +375,12 @@ def _unload_for(ev: pl.DataFrame, s: dict) -> dict | None:
     }
     if trigger.height:
         t = trigger.sort("ts").row(0, named=True)
-        cause.update(trigger=f"load shedding ({safe(t['detail'])}) unloading it from broker {safe(t['broker'])}",
-                     trigger_path=t.get("file") or t["path"], trigger_line=int(t["line"]))
+        # (``trigger``, in words, is the verdict's: set when the finding is made)
+        cause.update(trigger_path=t.get("file") or t["path"], trigger_line=int(t["line"]), _shed={"detail": t["detail"], "broker": t["broker"]})
         cause["_rows"].insert(0, t)
         attempt = ev.filter(
             (pl.col("event") == "shed_attempt") & (pl.col("path") == t["path"])
-            & pl.col("ts").is_between(t["ts"] - dt.timedelta(seconds=30), t["ts"])
+            & pl.col("ts").is_between(t["ts"] - SHED_ATTEMPT_BEFORE, t["ts"])
         )
         if attempt.height:
             cause["_rows"].insert(0, attempt.sort("ts").row(-1, named=True))
@@ -422,10 +422,11 @@ def _pick_unload(bundles: pl.DataFrame, path: str, anchor: dt.datetime) -> tuple
         if r["bundle"] in seen:
             continue
         seen.add(r["bundle"])
-        why = ("on another broker than the one that rejects the producer" if r["_other_broker"] and not pick["_other_broker"]
-               else "began after the creation was attempted" if r["_after"] and not pick["_after"]
-               else "an earlier unload: the creation was attempted during a later one" if not r["_after"] and r["ts"] < pick["ts"]
-               else "further from the creation")
+        # why it was not taken (the verdict's unload_why says it in words)
+        why = ("other-broker" if r["_other_broker"] and not pick["_other_broker"]
+               else "after" if r["_after"] and not pick["_after"]
+               else "earlier" if not r["_after"] and r["ts"] < pick["ts"]
+               else "further")
         others.append({"bundle": r["bundle"], "path": r.get("file") or r["path"], "line": int(r["line"]), "at": r["ts"], "why": why})
     return pick, others
 
@@ -470,293 +471,148 @@ def _client_links(ctx: Context, ev: pl.DataFrame, s: dict) -> tuple[list[dict], 
     return out, client, how
 
 
-def _finding(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.DataFrame, ends: dict) -> Finding:
+def _member(ctx: Context, ev: pl.DataFrame, s: dict, ends: dict) -> tuple[dict, tuple[str, dict] | None]:
+    """A stuck stretch as its subject, and why its client log does not cover it (None: it does):
+    coverage's sentence (what tells two reasons apart) and the same as facts.
+    The lines quoted for it go into ``s`` (``_links``: the client's; ``_answer_row``: the answer to
+    its last creation)."""
+    resolved = s["recovered_at"] or s["released_at"]
+    still_stuck = resolved is None
+    links, client, how = _client_links(ctx, ev, s)
+    upto = resolved or ends.get(s["path"]) or s["last"]
+    subject = {
+        "connection": s["connection"],
+        "producer_id": s["producer_id"],
+        "topic": s["topic"],
+        "path": s["path"],
+        "first_seen": s["first"],
+        "last_seen": s["last"],
+        "attempts": int(s["attempts"]),
+        "still_stuck": still_stuck,
+        "stuck_for": fmt_duration(_seconds(s["first"], upto)),
+        "stuck_seconds": _round(_seconds(s["first"], upto)),
+        "resolved_by": None if still_stuck else ("Created new producer" if s["recovered_at"] else "connection closed (client reconnected)"),
+        "resolved_at": resolved,
+        "client": client,
+        "client_link": how,
+        "dangling_creation_line": int(s["creating"]["line"]) if s["creating"] else None,
+        "answered_creation_line": int(s["answered"]["creation"]["line"]) if s["answered"] else None,
+        "identity_from_line": int(s["inferred"]["line"]) if s["inferred"] else None,
+    }
+    # a rotated log: which segment those lines are in (only when that is not the subject's path)
+    for key, row in (("dangling_creation_file", s["creating"]), ("answered_creation_file", (s["answered"] or {}).get("creation")),
+                     ("identity_from_file", s["inferred"])):
+        if row and segment_of(row) is not None:
+            subject[key] = segment_of(row)
+    s["_links"], s["_answer_row"] = links, _answer_row(ev, s)
+    cov = ctx.coverage(client) if client else None
+    why = cov.covers(s["first"], s["last"])[1] if cov is not None else ""
+    return subject, (why, _uncovered(cov, s["first"], s["last"])) if why else None
+
+
+def _uncovered(cov, t0: dt.datetime, t1: dt.datetime) -> dict | None:
+    """What of [t0, t1] a log does not cover, as facts (ingest.coverage.Coverage.covers says it in
+    words): ``kind`` untimed, outside (its span is ``a`` to ``b``), starts (at ``a``, after ``b``),
+    ends (at ``a``, before ``b``) or gap (no lines from ``a`` to ``b``)."""
+    if cov.first is None or cov.last is None:
+        return {"log": cov.path, "kind": "untimed", "a": None, "b": None}
+    if t1 < cov.first or t0 > cov.last:
+        return {"log": cov.path, "kind": "outside", "a": cov.first, "b": cov.last}
+    if t0 < cov.first:
+        return {"log": cov.path, "kind": "starts", "a": cov.first, "b": t0}
+    if t1 > cov.last:
+        return {"log": cov.path, "kind": "ends", "a": cov.last, "b": t1}
+    for g in cov.gaps:
+        if g.start < t1 and g.end > t0:
+            return {"log": cov.path, "kind": "gap", "a": g.start, "b": g.end}
+    return None
+
+
+def _answer_row(ev: pl.DataFrame, s: dict) -> dict | None:
+    """The line that answered the last creation before the rejections (when one did)."""
+    if not s["answered"]:
+        return None
+    ans = ev.filter((pl.col("path") == s["path"]) & (pl.col("line") == s["answered"]["line"]))
+    if s["answered"]["file"] is not None:
+        ans = ans.filter(pl.col("file").cast(pl.String) == s["answered"]["file"])
+    return rows(ans.head(1))[0] if ans.height else None
+
+
+def _facts(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.DataFrame, ends: dict) -> DanglingFacts:
+    """The facts of the producers one unload stranded (or, with no unload found, of one broker log)."""
     cause = members[0]["cause"]
-    subjects: list[dict] = []
-    evid: list[Evidence] = []
-    reasons: list[str] = []
-    still = 0
-    for c_row in (cause or {}).get("_rows", []):
-        note = {
-            "shed_attempt": "the shedder finds the broker overloaded",
-            "shedder_unloading": "load shedding unloads the bundle",
-            "bundle_disabling": "the unload starts on the owning broker",
-            "bundle_unloaded": "the unload completes",
-        }.get(c_row["event"], c_row["event"])
-        evid.append(evidence(c_row, note))
-    clients: set[str] = set()
-    gaps: list[str] = []
+    subjects, gaps = [], {}
     for s in members:
-        end = ends.get(s["path"])
-        resolved = s["recovered_at"] or s["released_at"]
-        still_stuck = resolved is None
-        still += int(still_stuck)
-        links, client, how = _client_links(ctx, ev, s)
-        client_paths = [client] if client else []
-        clients.update(client_paths)
-        subjects.append({
-            "connection": s["connection"],
-            "producer_id": s["producer_id"],
-            "topic": s["topic"],
-            "path": s["path"],
-            "first_seen": s["first"],
-            "last_seen": s["last"],
-            "attempts": int(s["attempts"]),
-            "still_stuck": still_stuck,
-            "stuck_for": fmt_duration(_seconds(s["first"], resolved or end or s["last"])),
-            "stuck_seconds": _round(_seconds(s["first"], resolved or end or s["last"])),
-            "resolved_by": None if still_stuck else ("Created new producer" if s["recovered_at"] else "connection closed (client reconnected)"),
-            "resolved_at": resolved,
-            "client": client,
-            "client_link": how,
-            "dangling_creation_line": int(s["creating"]["line"]) if s["creating"] else None,
-            "answered_creation_line": int(s["answered"]["creation"]["line"]) if s["answered"] else None,
-            "identity_from_line": int(s["inferred"]["line"]) if s["inferred"] else None,
-        })
-        # a rotated log: which segment those lines are in (only when that is not the subject's path)
-        for key, row in (("dangling_creation_file", s["creating"]), ("answered_creation_file", (s["answered"] or {}).get("creation")),
-                         ("identity_from_file", s["inferred"])):
-            if row and segment_of(row) is not None:
-                subjects[-1][key] = segment_of(row)
-        if s["creating"]:
-            evid.append(evidence(s["creating"], f"{_who(s)}: creation that never completed"
-                                 + (" (the rejections name no producer: it is the only unanswered creation before them)" if s["inferred"] else "")))
-        if s["answered"]:
-            evid.append(evidence(s["answered"]["creation"], f"{_who(s)}: the last creation before the rejections"))
-            ans = ev.filter((pl.col("path") == s["path"]) & (pl.col("line") == s["answered"]["line"]))
-            if s["answered"]["file"] is not None:
-                ans = ans.filter(pl.col("file").cast(pl.String) == s["answered"]["file"])
-            if ans.height:
-                evid.append(evidence(rows(ans.head(1))[0], f"…answered with {'Failed to add producer' if s['answered']['event'] == 'producer_add_failed' else 'Created new producer'}: its future completed"))
-        if s["ownership"]:
-            evid.append(evidence(s["ownership"], "the ownership check that threw"))
-        evid.append(evidence(s["first_row"], f"first rejected retry of {_who(s, short=True)}"))
-        evid.append(evidence(s["last_row"], f"last rejected retry ({s['attempts']} in all)" + (", still failing when the log ends" if still_stuck else "")))
-        for r in links:
-            evid.append(evidence(r, "client side" + (": the rejection the application sees" if r["event"] == "client_producer_create_failed" else f": the client made connection {safe(s['connection'])} ({how})")))
-        if client:
-            cov = ctx.coverage(client)
-            if cov is not None:
-                ok, why = cov.covers(s["first"], s["last"])
-                if not ok:
-                    gaps.append(f"- the client log does not cover the whole stuck period: {safe(why)}")
-    evid = ordered_evidence(evid)  # two producers can share the cause lines
-
-    n = len(members)
-    have_creating = sum(1 for s in members if s["creating"])
-    have_owner = sum(1 for s in members if s["ownership"])
-    answered = [s for s in members if s["answered"]]
-    era_facts, era_notes = _era(ctx, ev, members)
-    fixed = bool(era_facts)
-    confidence = 0.45
-    if have_creating:
-        confidence += 0.2
-        reasons.append(f"+ {have_creating} of {plural(n, 'stuck producer')} {'has' if n == 1 else 'have'} a 'Creating producer' that never got 'Created new producer' or 'Failed to add producer' (the dangling future)")
-    elif answered:
-        confidence -= 0.1
-        a0 = answered[0]["answered"]
-        reasons.append(
-            f"- the last 'Creating producer' before the rejections ({line_ref(a0['creation'])}) was answered "
-            f"({line_ref(a0)}, {_answer_text(a0['event'])}): that future completed"
-        )
-    else:
-        reasons.append("- no dangling 'Creating producer' line was found (INFO lines missing, or the log starts after it)")
-    if any(s["inferred"] for s in members):
-        confidence -= 0.05
-        reasons.append("- the rejection text names no producer: the producer is the only unanswered 'Creating producer' shortly before it")
-    if have_owner:
-        confidence += 0.1
-        reasons.append("+ the ownership check ('not served by this instance') fired next to that creation")
-    if cause:
-        confidence += 0.15
-        reasons.append(f"+ it happened during the unload of {safe(cause['bundle'] or cause['namespace'])}")
-    else:
-        reasons.append("- no bundle unload was found around the creation")
-    other = _recovered_in_same_unload(ev, cause, members) if cause else 0
-    if other:
-        confidence += 0.05
-        reasons.append(f"+ {plural(other, 'other producer')} of the same unload reconnected normally: this is per producer and connection, not a broker or client outage")
-    longest = max((x["stuck_seconds"] for x in subjects if x["stuck_seconds"] is not None), default=None)
-    if longest is not None and longest >= 300:
-        confidence += 0.03
-        reasons.append(f"+ {'the producer' if n == 1 else 'the producers'} stayed stuck for up to {fmt_duration(longest)} (a transient clash clears within seconds)")
-    reasons.extend(era_notes)
-    if fixed:
-        confidence -= 0.25
-    for path in sorted({s["path"] for s in members}):
-        cov = ctx.coverage(path)
-        if cov is not None and not cov.has_info:
-            reasons.append(f"- {safe(path)} holds no INFO lines: the creation and unload steps cannot be shown")
-            confidence -= 0.1
-    if gaps:
-        reasons.extend(sorted(set(gaps)))
-        confidence -= 0.05
-
+        subject, gap = _member(ctx, ev, s, ends)
+        subjects.append(subject)
+        if gap:
+            gaps[safe(gap[0])] = gap[1]  # (each reason once, in the order of its sentence)
+    answered = [s["answered"] for s in members if s["answered"]]
+    era_facts, era_hint = _era(ctx, ev, members)
     first = min((s["first"] for s in members if s["first"] is not None), default=None)
     last = max((s["last"] for s in members if s["last"] is not None), default=None)
     where = sorted({s["path"] for s in members})
-    who = ", ".join(_who(s) for s in members[:6])
-    if n > 6:
-        who += f" and {n - 6} more"
-    if cause:
-        trig = f" ({cause['trigger']})" if cause.get("trigger") else ""
-        story = (
-            f"During the unload of namespace bundle {safe(cause['bundle'] or cause['namespace'])} at {fmt_time(cause['at'])}{trig}, "
-            f"the reconnect of {who} reached {safe(where[0])} while it was giving the bundle up. "
-        )
-    else:
-        story = f"On {safe(', '.join(where))}, {who} kept being rejected. "
-    if fixed:
-        mechanism = (
-            ("Its 'Creating producer' ran into the namespace ownership check ('Namespace bundle for topic (…) not served by this instance') and was never answered. "
-             if have_owner else "Its 'Creating producer' was never answered with 'Created new producer' or 'Failed to add producer'. " if have_creating
-             else "Its last 'Creating producer' before the rejections was answered, so that future completed, yet the producer id stayed registered. " if answered
-             else "The broker log does not show the creation behind it (no unanswered 'Creating producer' before the first rejection: "
-             "INFO lines missing, the creation logged at DEBUG as in later 3.x/4.x, or the log starts later). ")
-            + "These brokers are newer than 2.5.1 (" + "; ".join(era_facts) + "), where PR #6881 catches the exception that left "
-            "the 2.4–2.5.1 creation future dangling; the same symptom has come back on later versions by other paths (#9792 on 2.6.1), "
-            "so this is one of those, not #6416/#6872 itself. "
-        )
-    elif have_creating:
-        mechanism = (
-            ("Its 'Creating producer' ran into the namespace ownership check ('Namespace bundle for topic (…) not served by this instance'), "
-             if have_owner else "Its 'Creating producer' was never answered with 'Created new producer' or 'Failed to add producer': ")
-            + "on Pulsar up to 2.5.1 an exception there (the ownership check throws one during an unload) escapes "
-            "ServerCnx.handleProducer, so the producer's creation future never completed. "
-        )
-    elif answered:
-        a0 = answered[0]["answered"]
-        mechanism = (
-            f"Its last 'Creating producer' before the rejections ({line_ref(a0['creation'])}) was answered with "
-            f"{_answer_text(a0['event'])} ({line_ref(a0)}), so that "
-            "creation's future did complete (2.5.2+ catches the exception that left it dangling on 2.4–2.5.1), yet the producer id stayed "
-            "registered on the connection: the same symptom by another path (#9792 on 2.6.1), not the 2.4–2.5.1 dangling future. "
-        )
-    else:
-        mechanism = (
-            "The broker log does not show the creation that dangled (no unanswered 'Creating producer' before the first "
-            "rejection: INFO lines missing, or the log starts later), but a producer id refused on one connection while other "
-            "producers register is the mark of a creation future that never completed. "
-        )
-    root = (
-        story
-        + mechanism
-        + "From then on every retry of that producer on the same connection was rejected as "
-        "'… already present on the connection'"
-        + (f"; {still} of {n} were still being rejected when the log ends." if still else "; it stopped only when the connection was closed or the producer re-created.")
-        + (f" Other producers of the same unload recovered normally ({other})." if other else "")
+    unseen_why, starts_late = _unload_unseen(ctx, where, first) if not cause else (None, False)
+    return DanglingFacts(
+        client_only=False, subjects=subjects, first=first, last=last, where=where,
+        longest_s=max((x["stuck_seconds"] for x in subjects if x["stuck_seconds"] is not None), default=None),
+        have_creating=sum(1 for s in members if s["creating"]), have_owner=sum(1 for s in members if s["ownership"]),
+        answered_count=len(answered), answered_creation_ref=line_ref(answered[0]["creation"]) if answered else None,
+        answer_ref=line_ref(answered[0]) if answered else None, answer_event=answered[0]["event"] if answered else None,
+        inferred=any(s["inferred"] for s in members),
+        unload_bundle=(cause["bundle"] or cause["namespace"]) if cause else None, unload_at=cause["at"] if cause else None,
+        shed=bool(cause and cause.get("_shed")), shed_detail=((cause or {}).get("_shed") or {}).get("detail"),
+        shed_broker=((cause or {}).get("_shed") or {}).get("broker"), other_unloads=(cause or {}).get("_others", []),
+        unseen_why=unseen_why, log_starts_at_rejection=starts_late,
+        recovered_others=_recovered_in_same_unload(ev, cause, members) if cause else 0,
+        era_facts=era_facts, era_hint=era_hint,
+        no_info_paths=[p for p in where if (c := ctx.coverage(p)) is not None and not c.has_info],
+        client_gaps=[gaps[k] for k in sorted(gaps)],
+        transient=[{k: t[k] for k in ("path", "producer_id", "topic", "connection", "span_s", "recovered_at")} | {"attempts": int(t["attempts"])}
+                   for t in rows(transient.head(int(TH["transient_named_count"])))],
+        created_during=ev.filter(
+            (pl.col("event") == "producer_created") & pl.col("path").is_in(where) & pl.col("ts").is_between(first, last)
+        ).height,
+        name_conflict_logged=ev.filter(pl.col("event") == "producer_add_failed").filter(pl.col("error").str.contains("already connected", literal=True)).height > 0,
+        clients=sorted({x["client"] for x in subjects if x["client"]}), transient_count=int(transient.height),
+        cause=cause, members=members,
     )
-    what = (
-        "dangling producer future after a namespace-bundle unload" if cause and not (fixed or answered)
-        else "producer id left registered after a namespace-bundle unload" if cause
-        else "rejected as 'already present on the connection' (" + _unload_unseen(ctx, where, first) + ")"
-    )
-    if still:
-        title = f"{plural(n, 'producer')} stuck since {fmt_time(first)}: {what}"
-    else:
-        title = f"{plural(n, 'producer')} stuck for {fmt_duration(longest)} from {fmt_time(first)} (since recovered): {what}"
-    stuck_now = [x for x in subjects if x["still_stuck"]]
-    upgrade = (
-        "These brokers already carry the 2.5.2 fix (PR #6881): upgrade to the newest patch release of your line (PR #12900, and "
-        "PR #21155 in 2.10.6/2.11.3/3.0.2, changed how a pending or failed producer future is handled) and, if it persists there, "
-        "report it upstream with the lines below."
-    ) if fixed or answered else (
-        "If the brokers run 2.5.1 or older: upgrade to Pulsar 2.5.2 or later (PR #6881 catches every exception from "
-        "topic.addProducer, so the future can no longer dangle)."
-    )
-    targets = _restart_targets(stuck_now)
-    recovered = [f"{_who(x, short=True)} recovered at {fmt_time(x['resolved_at'])} ({x['resolved_by']})" for x in subjects[:NAMED_MAX]]
-    recovered += [""] * max(0, len(subjects) - NAMED_MAX)  # counted by _some, not written out
-    now = (
-        (
-            f"Now: restart or force a reconnect of {_some(targets, 'client')}, so "
-            f"{'it opens' if len(targets) <= 1 else 'they open'} a new connection."
-        )
-        if stuck_now
-        else "Nothing to restart now: "
-        + _some(recovered, "producer")
-        + ". Next time, restarting or reconnecting the client ends it at once."
-    )
-    remediation = [now, upgrade]
-    if cause and cause.get("trigger"):  # the unload was the load shedder's: advice on shedding fits
-        remediation += [
-            "Until upgraded, consider pausing automatic load shedding (loadBalancerSheddingEnabled=false) or lengthening its interval, since every shed bundle can strand reconnecting producers.",
-            "Fix the overload behind the shedding: the shedder's line quoted below names the broker and the resource over the threshold.",
-        ]
-    ruled = [
-        "A transient clash (a retry overtaking a slow close) clears within seconds and is followed by 'Created new producer'; "
-        + (_lasted(subjects[0]) if len(subjects) == 1
-           else f"these producers were stuck {_durations(subjects)} ({n} producers).")
-    ]
-    if transient.height:
-        for t in rows(transient.head(3)):
-            ruled.append(
-                f"{safe(t['path'])}: {int(t['attempts'])} 'already present' for {_who(t, short=True)} "
-                f"cleared in {fmt_duration(t['span_s'])}" + (" with 'Created new producer'" if t["recovered_at"] else "") + ": transient, not this bug."
-            )
-    created_during = ev.filter(
-        (pl.col("event") == "producer_created") & pl.col("path").is_in(where) & pl.col("ts").is_between(first, last)
-    ).height
-    if created_during:
-        ruled.append(f"Broker outage: {safe(', '.join(where))} created {plural(created_during, 'other producer')} while {'this one was' if n == 1 else 'these were'} rejected.")
-    for o in (cause or {}).get("_others", [])[:OTHER_UNLOADS_NAMED]:
-        ruled.append(f"The unload of {safe(o['bundle'])} at {fmt_time(o['at'])} ({safe(o['path'])}:{o['line']}): {o['why']}.")
-    if len((cause or {}).get("_others", [])) > OTHER_UNLOADS_NAMED:
-        ruled.append(f"{plural(len(cause['_others']) - OTHER_UNLOADS_NAMED, 'more unload')} of the namespace in that window, further from the creation (every one in the JSON's cause.other_unloads).")
-    if not ev.filter(pl.col("event") == "producer_add_failed").filter(pl.col("error").str.contains("already connected", literal=True)).height:
-        ruled.append("Producer-name conflict ('Producer with name … is already connected to topic'): not in the logs.")
-    sev = "critical" if still else "high"
-    out_cause = None
-    if cause:
-        out_cause = {k: v for k, v in cause.items() if not k.startswith("_")}
-        if cause.get("_others"):
-            out_cause["other_unloads"] = cause["_others"]
+
+
+def _evidence(f: DanglingFacts) -> list[Evidence]:
+    """The lines quoted: the unload's, then each producer's creation, its answer, the ownership
+    check, its first and last rejection and its client's lines (each line once)."""
+    v = VERDICT
+    evid = [evidence(r, v.note(r["event"], f)) for r in (f.cause or {}).get("_rows", [])]
+    for s, x in zip(f.members, f.subjects):
+        item = x | {"answer_event": (s["answered"] or {}).get("event")}
+        if s["creating"]:
+            evid.append(evidence(s["creating"], v.note("creating", f, item=item)))
+        if s["answered"]:
+            evid.append(evidence(s["answered"]["creation"], v.note("answered_creation", f, item=item)))
+            if s["_answer_row"] is not None:
+                evid.append(evidence(s["_answer_row"], v.note("answer", f, item=item)))
+        if s["ownership"]:
+            evid.append(evidence(s["ownership"], v.note("ownership", f)))
+        evid.append(evidence(s["first_row"], v.note("first", f, item=item)))
+        evid.append(evidence(s["last_row"], v.note("last", f, item=item)))
+        for r in s["_links"]:
+            evid.append(evidence(r, v.note("client_link", f, item=item | {"rejection": r["event"] == "client_producer_create_failed"})))
+    return ordered_evidence(evid)  # two producers can share the cause lines
+
+
+def _finding(f: DanglingFacts) -> Finding:
+    cause = None
+    if f.cause:  # the JSON's cause: the unload, its trigger and the other unloads with why each was not taken, in words
+        cause = {k: v for k, v in f.cause.items() if not k.startswith("_")}
+        if f.shed:
+            cause["trigger"] = str(VERDICT.phrase("unload_trigger", f))
+        if f.other_unloads:
+            cause["other_unloads"] = [o | {"why": str(VERDICT.phrase("unload_why", f, {"item": o}))} for o in f.other_unloads]
     return Finding(
-        id="pulsar.dangling-producer-future",
-        severity=sev,
-        title=title,
-        root_cause=root,
-        confidence=min(confidence, 0.98),
-        confidence_reasons=reasons,
-        first_seen=first,
-        last_seen=last,
-        subjects=subjects,
-        cause=out_cause,
-        evidence=evid,
-        remediation=remediation,
-        references=REFERENCES,
-        ruled_out=ruled,
-        details={"clients": sorted(clients), "transient": int(transient.height)},
+        **VERDICT.parts(f), first_seen=f.first, last_seen=f.last, subjects=f.subjects, cause=cause, evidence=_evidence(f),
+        details={"clients": f.clients, "transient": f.transient_count},
     )
-
-
-# a finding names at most this many clients or producers in a sentence (20,000 stuck producers
-# made a 2 MB remediation line); the subjects table and --format json list every one
-NAMED_MAX = 12
-
-
-def _some(items: list[str], noun: str) -> str:
-    """'a; b; c' for a few items, 'a; b; …; and N more <noun>s (every one in the subjects)' for many."""
-    if len(items) <= NAMED_MAX:
-        return "; ".join(items)
-    return "; ".join(items[:NAMED_MAX]) + f"; and {len(items) - NAMED_MAX:,} more {noun}s (every one is in the subjects)"
-
-
-def _lasted(x: dict) -> str:
-    """How long one producer's rejections went on, in the words its table row uses: 'stuck for' runs
-    to its recovery, or to the end of the log when it is still stuck (the rejections' own span, the
-    finding's 'seen', ends at the last rejection)."""
-    if x["still_stuck"]:
-        return f"this producer was still rejected at the end of the log, {x['stuck_for']} after the first rejection."
-    return f"these rejections lasted {x['stuck_for']} until {x['resolved_by']}."
-
-
-def _durations(subjects: list[dict]) -> str:
-    values = sorted({x["stuck_for"] for x in subjects})
-    if len(values) <= NAMED_MAX:
-        return ", ".join(values)
-    secs = [x["stuck_seconds"] for x in subjects if x["stuck_seconds"] is not None]
-    return f"{fmt_duration(min(secs))} to {fmt_duration(max(secs))}" if secs else ", ".join(values[:NAMED_MAX]) + ", …"
 
 
 def _recovered_in_same_unload(ev: pl.DataFrame, cause: dict, members: list[dict]) -> int:
@@ -764,7 +620,7 @@ def _recovered_in_same_unload(ev: pl.DataFrame, cause: dict, members: list[dict]
     ns = cause["namespace"]
     win = ev.filter(
         (pl.col("event") == "producer_created")
-        & pl.col("ts").is_between(cause["at"], cause["at"] + dt.timedelta(minutes=5))
+        & pl.col("ts").is_between(cause["at"], cause["at"] + SAME_UNLOAD)
         & pl.col("topic").str.contains("://" + ns + "/", literal=True)
     )
     keys = win.select("path", "connection", "producer_id")
@@ -772,83 +628,42 @@ def _recovered_in_same_unload(ev: pl.DataFrame, cause: dict, members: list[dict]
     return keys.join(stuck_keys, on=keys.columns, how="anti", nulls_equal=True).height
 
 
-def _who(s: dict, short: bool = False) -> str:
-    """A producer as the log names it (some rejection texts carry no id, topic or connection)."""
-    pid, topic, conn = s.get("producer_id"), s.get("topic"), s.get("connection")
-    if pid is None and not topic and not conn:
-        return "a producer the log does not name"
-    who = f"producer {pid}" if pid is not None else "a producer"
-    if topic and not short:
-        who += f" ({safe(topic)})"
-    if conn:
-        who += f" on {safe(conn)}"
-    return who
-
-
-def _unload_unseen(ctx, where: list[str], first) -> str:
-    """Why no unload is named: not in these logs, or these logs could not show one (an absence is
-    said only where the input covers it: a log without INFO lines, or one that starts at the first
-    rejection, cannot show the unload before it)."""
+def _unload_unseen(ctx, where: list[str], first) -> tuple[str | None, bool]:
+    """Why no unload could show in these logs: (why no broker log covers it, or None; whether every
+    one starts at the first rejection). An absence is said only where the input covers it: a log
+    without INFO lines, or one that starts at the first rejection, cannot show the unload before it."""
     covs = [c for c in (ctx.coverage(p) for p in where) if c is not None]
     seen = absence(ctx, "the rejected producers' broker", "a bundle unload", None, [c.path for c in covs], level="INFO")
     if covs and not seen.covered_by:
-        return f"an unload would not show: {safe(seen.missing_why.split('; ')[0])}"
-    if covs and first is not None and all(c.first is not None and c.first >= first for c in covs):
-        return "an unload would not show: the log starts at the first rejection"
-    return "no unload in these logs"
+        return seen.missing_why.split("; ")[0], False
+    return None, bool(covs) and first is not None and all(c.first is not None and c.first >= first for c in covs)
 
 
-def _restart_targets(stuck: list[dict]) -> list[str]:
-    """One target per client log and connection (two producers of one client are one restart):
-    'the client writing client-orders.log (producers 3 and 7 on /10.1.116.123:10837: <topic>, <topic>)'."""
-    groups: dict = {}
-    for x in stuck:
-        groups.setdefault((x["client"], x["connection"]) if x["client"] or x["connection"] else id(x), []).append(x)
-    out = []
-    for members in groups.values():
-        x = members[0]
-        ids = [str(m["producer_id"]) for m in members if m["producer_id"] is not None]
-        who = ("producer " + ids[0] if len(ids) == 1 else "producers " + ", ".join(ids[:-1]) + " and " + ids[-1]) if ids else (
-            "a producer" if len(members) == 1 else f"{len(members)} producers")
-        topics = ", ".join(safe(m["topic"]) for m in members if m["topic"])
-        what = who + (f" on {safe(x['connection'])}" if x["connection"] else "") + (f": {topics}" if topics else "")
-        if x["client"]:
-            out.append(f"the client writing {safe(x['client'])} ({what})")
-        elif x["connection"]:
-            out.append(f"the client at {safe(x['connection'])} ({what})")
-        else:
-            out.append("the client whose producer is rejected (the broker's text names no connection: look for 'Producer is already present' in the client logs)")
-    return out
-
-
-def _era(ctx: Context, ev: pl.DataFrame, members: list[dict]) -> tuple[list[str], list[str]]:
-    """What the logs tell about the broker version: (facts that put it after 2.5.1, confidence reasons)."""
+def _era(ctx: Context, ev: pl.DataFrame, members: list[dict]) -> tuple[list[str], str | None]:
+    """What the logs tell about the broker version: the facts that put it after 2.5.1 (iso-layout,
+    slog, add-failed-id, creating-name), and without one, a hint of an affected one ('pre-2.4', '2.x')."""
     paths = sorted({s["path"] for s in members})
     lays = {ctx.input(p).layout for p in paths if ctx.input(p)}
     mine = keep(ev, pl.col("path").is_in(paths))
     facts: list[str] = []
     if "pulsar-broker-iso" in lays:
-        facts.append("the broker log uses the ISO8601_OFFSET layout Pulsar adopted after #8298, Oct 2020")
+        facts.append("iso-layout")
     patterns = {s["first_row"].get("pattern") for s in members}
     if any(p and p.endswith(".slog") for p in patterns):
-        facts.append("the rejection text is the structured-logging one of the newest Pulsar")
+        facts.append("slog")
     if mine.filter((pl.col("event") == "producer_add_failed") & pl.col("producer_id").is_not_null()).height:
-        facts.append("'Failed to add producer … producerId=' is the 2.8+ text")
+        facts.append("add-failed-id")
     if mine.filter((pl.col("event") == "producer_creating") & pl.col("msg").str.contains(", producerName=", literal=True)).height:
-        facts.append("'Creating producer. producerId=…, producerName=' is the 3.x text")
-    notes = [f"- {f}: a broker newer than 2.5.1" for f in facts]
+        facts.append("creating-name")
+    hint = None
     if not facts and not any(s["answered"] for s in members):
         if any(p and p.endswith(".pre-2.4") for p in patterns):
-            notes.append("+ the rejection text is the pre-2.4 one: an affected version")
+            hint = "pre-2.4"
         elif "pulsar-broker-2x" in lays:
-            notes.append("+ the broker logs use the 2.x time-only layout and the 2.4–2.10 'Producer with id <topic>' text: consistent with an affected 2.4–2.5.1 broker")
-    return facts, notes
+            hint = "2.x"
+    return facts, hint
 
 
 DETECTOR = Detector(
-    id="pulsar.dangling-producer-future",
-    title="Pulsar producers stuck with 'already present on the connection' after a bundle unload",
-    systems=("pulsar",),
-    run=run,
-    doc="docs/findings/pulsar.dangling-producer-future.md",
+    id=VERDICT.id, title=VERDICT.title, systems=("pulsar",), run=run, doc=VERDICT.doc, facts=DanglingFacts, verdict=VERDICT,
 )
