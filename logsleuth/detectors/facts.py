@@ -18,6 +18,8 @@ from typing import Any
 
 import polars as pl
 
+from logsleuth.detectors.words import Text, at
+
 
 @dataclass(frozen=True)
 class Bound:
@@ -94,10 +96,15 @@ class Absence:
     what: str
     window: Window | None
     covered_by: tuple[str, ...] = ()  # the inputs that speak for the subject and cover the window
-    missing_why: str = ""  # why no input covers it (empty when one does)
+    missing_reasons: tuple = ()  # why no input covers it, one per input (words.Text; empty when one does)
     settle_with: str = ""  # which log would settle it
     near_misses: tuple[NearMiss, ...] = ()
     found: tuple[tuple[str, int], ...] = ()  # (file, line) of the events looked for, when there are some
+
+    @property
+    def missing_why(self) -> Text:
+        """Why no input covers it, the inputs' reasons joined by '; ' (empty when one does)."""
+        return Text.join("; ", self.missing_reasons)
 
     @property
     def settled(self) -> bool:
@@ -111,6 +118,19 @@ class Absence:
 
 # a level and the lower ones a log must hold to show events of that level, in words
 LEVEL_WORDS = {"WARN": "WARN or INFO", "INFO": "INFO"}
+
+
+def uncovered_words(path: str, kind: str, a: dt.datetime | None, b: dt.datetime | None) -> Text:
+    """Why a log does not cover a window (``Coverage.uncovered``), in words with typed times:
+    'orders.log starts at 2025-03-14 02:14:31 UTC, after 2025-03-14 02:12:31 UTC'."""
+    if kind == "no-times" or a is None or b is None:
+        return Text(f"{path} has no timestamps")
+    return {
+        "outside": lambda: Text(f"{path} covers ", at(a), " to ", at(b), " only"),
+        "starts-after": lambda: Text(f"{path} starts at ", at(a), ", after ", at(b)),
+        "ends-before": lambda: Text(f"{path} ends at ", at(a), ", before ", at(b)),
+        "gap": lambda: Text(f"{path} has no lines from ", at(a), " to ", at(b)),
+    }[kind]()
 
 
 def absence(
@@ -131,7 +151,7 @@ def absence(
     lines is all there is. With ``level`` (the level the events are logged at), a log that can hold
     no line of that level or a lower one (an ERROR-only log) does not cover it."""
     covered: list[str] = []
-    why: list[str] = []
+    why: list[Text | str] = []
     t0 = window.start.ts if window is not None else None
     t1 = window.end.ts if window is not None else None
     found: list[tuple[str, int]] = []
@@ -143,9 +163,9 @@ def absence(
             continue
         timed = t0 is not None and t1 is not None and cov.first is not None
         if timed:
-            ok, reason = cov.covers(t0, t1)  # type: ignore[arg-type]
-            if not ok:
-                why.append(reason)
+            gap = cov.uncovered(t0, t1)  # type: ignore[arg-type]
+            if gap is not None:
+                why.append(uncovered_words(cov.path, *gap))
                 continue
         if level is not None and not cov.shows(level):
             why.append(f"{path} holds no {LEVEL_WORDS.get(level, level)} lines")
@@ -159,7 +179,7 @@ def absence(
             if not found and not candidates_only:
                 near += ctx.near_misses(path, events, (t0, t1) if timed else None)
     return Absence(
-        subject=subject, what=what, window=window, covered_by=tuple(covered), missing_why="; ".join(why) if not covered else "",
+        subject=subject, what=what, window=window, covered_by=tuple(covered), missing_reasons=tuple(why) if not covered else (),
         settle_with=settle_with, near_misses=tuple(near[:5]), found=tuple(found),
     )
 

@@ -58,20 +58,35 @@ class Coverage:
         want = order.index(level)
         return any(order.index(k) <= want for k in known if k in order)
 
-    def covers(self, t0: dt.datetime, t1: dt.datetime) -> tuple[bool, str]:
-        """Is [t0, t1] inside the file's span and free of gaps? (and why not)"""
+    def uncovered(self, t0: dt.datetime, t1: dt.datetime) -> tuple[str, dt.datetime | None, dt.datetime | None] | None:
+        """Why [t0, t1] is not inside the file's span and free of gaps, as data (None when it is):
+        ('no-times', None, None), ('outside', first, last), ('starts-after', first, t0),
+        ('ends-before', last, t1) or ('gap', gap start, gap end). The detectors word it."""
         if self.first is None or self.last is None:
-            return False, f"{self.path} has no timestamps"
+            return "no-times", None, None
         if t1 < self.first or t0 > self.last:
-            return False, f"{self.path} covers {_t(self.first)} to {_t(self.last)} only"
+            return "outside", self.first, self.last
         if t0 < self.first:
-            return False, f"{self.path} starts at {_t(self.first)}, after {_t(t0)}"
+            return "starts-after", self.first, t0
         if t1 > self.last:
-            return False, f"{self.path} ends at {_t(self.last)}, before {_t(t1)}"
+            return "ends-before", self.last, t1
         for g in self.gaps:
             if g.start < t1 and g.end > t0:
-                return False, f"{self.path} has no lines from {_t(g.start)} to {_t(g.end)}"
-        return True, ""
+                return "gap", g.start, g.end
+        return None
+
+    def covers(self, t0: dt.datetime, t1: dt.datetime) -> tuple[bool, str]:
+        """Is [t0, t1] inside the file's span and free of gaps? (and why not, in UTC: a sort key,
+        not words for a person — detectors.facts words ``uncovered``)"""
+        why = self.uncovered(t0, t1)
+        if why is None:
+            return True, ""
+        kind, a, b = why
+        if kind == "no-times":
+            return False, f"{self.path} has no timestamps"
+        text = {"outside": "covers {a} to {b} only", "starts-after": "starts at {a}, after {b}", "ends-before": "ends at {a}, before {b}",
+                "gap": "has no lines from {a} to {b}"}[kind]
+        return False, f"{self.path} " + text.format(a=_t(a), b=_t(b))  # type: ignore[arg-type]
 
     def to_json(self) -> dict:
         from logsleuth.ingest.timeparse import iso_utc

@@ -3,15 +3,13 @@ the ``events``/``timeline``/``inspect``/``templates`` views) is shown in one zon
 ``2020-06-02 01:05:12 CEST`` (ISO-like, the zone named by its abbreviation; with milliseconds where a
 line's own time is shown). The zone is ``--display-tz`` (default UTC); JSON, NDJSON, CSV and Parquet
 stay in UTC whatever it is, and nothing here changes what the detectors conclude: they reason in
-UTC, and their prose (which names times as ``fmt_time`` writes them, ``… UTC``) is rewritten for
-display by :func:`localise`.
+UTC, and their prose keeps its times typed (``detectors.words.Text``) until it is shown here.
 
 The zone is set once per run by the command line (:func:`set_zone`), in the run's view (render/view.py)."""
 
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import replace
 
 from logsleuth.render.view import current
@@ -155,98 +153,15 @@ def display_clock() -> ZoneClock:
     return ZoneClock(v.zone, v.zone_name)
 
 
-# ----------------------------------------------------------------------------- detector prose
-
-_HMS = r"\d\d:\d\d:\d\d(?:\.\d{1,6})?"
-# what fmt_time writes ('2020-06-01 23:05:12 UTC'), and a day's times the detectors name in UTC
-# ('23:05:12 UTC', '23:05:12 → 23:09:00 UTC', '23:05:12 to 23:09:00 UTC')
-_IN_UTC = re.compile(
-    rf"(?P<date>\d{{4}}-\d\d-\d\d)[ T](?P<time>{_HMS}) UTC\b"
-    rf"|(?P<t1>{_HMS})(?P<sep> → | to | - |–)(?P<t2>{_HMS}) UTC\b"
-    rf"|(?P<t0>{_HMS}) UTC\b"
-)
-
-
-def _parse_hms(s: str) -> dt.time:
-    return dt.time.fromisoformat(s)
-
-
-def localise(text: str | None, near: tuple[dt.datetime | None, dt.datetime | None] = (None, None)) -> str | None:
-    """Detector prose with its UTC times in the display zone ('… 10:15:30 UTC' -> '… 12:15:30
-    CEST'). A time of day without a date is taken on the day that puts it nearest ``near`` (the
-    finding's first and last time). Unchanged in UTC, and for text without such times."""
-    if not text or is_utc() or "UTC" not in text:
-        return text
-    lo, hi = near
-    lo = lo or hi
-    hi = hi or lo
-
-    def on_day(t: dt.time) -> dt.datetime | None:
-        if lo is None:
-            return None
-        base = lo.astimezone(_UTC)
-        best = None
-        for d in (-1, 0, 1, 2):
-            x = dt.datetime.combine(base.date() + dt.timedelta(days=d), t, tzinfo=_UTC)
-            off = 0.0 if lo <= x <= hi else min(abs((x - lo).total_seconds()), abs((x - hi).total_seconds()))
-            if best is None or off < best[0]:
-                best = (off, x)
-        return best[1] if best else None
-
-    def hms(x: dt.datetime, like: str) -> str:
-        y = local(x)
-        s = y.strftime("%H:%M:%S")
-        if "." in like:
-            s += "." + f"{y.microsecond:06d}"[: len(like.split(".", 1)[1])]
-        return s
-
-    def sub(m: re.Match) -> str:
-        if m.group("date"):
-            x = dt.datetime.fromisoformat(f"{m.group('date')}T{m.group('time')}").replace(tzinfo=_UTC)
-            s = local(x).strftime("%Y-%m-%d ") + hms(x, m.group("time"))
-            return f"{s} {abbr(x)}"
-        if m.group("t1"):
-            a, b = on_day(_parse_hms(m.group("t1"))), on_day(_parse_hms(m.group("t2")))
-            if a is None or b is None:
-                return m.group(0)
-            if b < a:
-                b += dt.timedelta(days=1)
-            za, zb = abbr(a), abbr(b)
-            left = hms(a, m.group("t1")) + ("" if za == zb else f" {za}")
-            return f"{left}{m.group('sep')}{hms(b, m.group('t2'))} {zb}"
-        x = on_day(_parse_hms(m.group("t0")))
-        return m.group(0) if x is None else f"{hms(x, m.group('t0'))} {abbr(x)}"
-
-    return _IN_UTC.sub(sub, text)
+# ----------------------------------------------------------------------------- findings
 
 
 def localised_findings(findings: list) -> list:
-    """Copies of the findings with their prose in the display zone (titles, root cause, actions,
-    confidence reasons, ruled out, references, evidence notes); times as data stay as they are.
-    Words with typed times (detectors.words.Text) are rendered by the display clock; plain strings
-    that still name times in UTC are rewritten by :func:`localise`."""
+    """Copies of the findings with their prose in the display zone: every finding's words keep
+    their times typed (detectors.words.Text) until this renders them with the display clock; no
+    finished prose is rewritten. Times as data stay as they are."""
     zc = display_clock()
-    findings = [f.worded(zc) for f in findings]
-    if is_utc():
-        return findings
-    out = []
-    for f in findings:
-        near = (f.first_seen, f.last_seen)
-
-        def loc(s, near=near):
-            return localise(s, near)
-
-        out.append(replace(
-            f,
-            title=loc(f.title),
-            root_cause=loc(f.root_cause),
-            remediation=[loc(r) for r in f.remediation],
-            confidence_reasons=[loc(r) for r in f.confidence_reasons],
-            ruled_out=[loc(r) for r in f.ruled_out],
-            references=[loc(r) for r in f.references],
-            evidence=[replace(e, note=loc(e.note)) if e.note else e for e in f.evidence],
-        ))
-    return out
+    return [f.worded(zc) for f in findings]
 
 
 def localised(analysis):

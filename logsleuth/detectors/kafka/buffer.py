@@ -13,6 +13,8 @@ The verdict and the words are in kafka.buffer-exhausted.toml beside this file.
 
 from __future__ import annotations
 
+from logsleuth.detectors.words import Prose
+
 import datetime as dt
 from dataclasses import dataclass, field
 
@@ -71,7 +73,7 @@ class BufferFacts:
     # does the file cover the max.block.ms before the first failure, with the client's WARN lines?
     # (only then is 'no drain problem logged' a statement about that time, not about a missing log)
     lookback_covered: bool = True
-    lookback_why: str = ""
+    lookback_why: "Prose" = ""
     lookback_from: dt.datetime | None = None
     episode: dict | None = None  # the trouble episode it is linked to (kafka model)
     client_id: str | None = None

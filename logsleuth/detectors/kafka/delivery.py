@@ -13,6 +13,8 @@ kafka.delivery-timeout.toml beside this file.
 
 from __future__ import annotations
 
+from logsleuth.detectors.words import Prose
+
 import datetime as dt
 
 import polars as pl
@@ -147,7 +149,7 @@ class DeliveryFacts:
     untimed_other: int = 0
     untimed_total: int = 0
     untimed_first_line: int | None = None
-    blind_why: str = ""
+    blind_why: "Prose" = ""
     blind_since: dt.datetime | None = None
     buffer_runs: int = 0  # buffer exhaustions in the file
     overload_after: dt.datetime | None = None  # the episode's buffer ran out only from then, after the trouble began

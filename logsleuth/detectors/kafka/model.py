@@ -52,6 +52,8 @@ Built from the events table with Polars (no loop over events):
 
 from __future__ import annotations
 
+from logsleuth.detectors.words import Prose
+
 import datetime as dt
 from dataclasses import dataclass
 
@@ -559,7 +561,7 @@ def same_node_elsewhere(m: Model, ep: dict) -> list[dict]:
     return list(o.iter_rows(named=True))
 
 
-def unseen_before(ctx: Context, path: str, until: dt.datetime | None, ms: float | None, too_long: str = "") -> tuple[str, dt.datetime | None] | None:
+def unseen_before(ctx: Context, path: str, until: dt.datetime | None, ms: float | None, too_long: str = "") -> tuple[Prose, dt.datetime | None] | None:
     """Why ``path`` cannot show the client's trouble in the ``ms`` before ``until`` (it does not
     cover that time, or holds no WARN lines, the level of failed connections and retries) and
     when that time began; None when it can, or when the times are unknown (a log without stamps is

@@ -17,6 +17,8 @@ this file (read through dangling_facts.py, whose DanglingFacts this module fills
 
 from __future__ import annotations
 
+from logsleuth.detectors.words import Prose
+
 import datetime as dt
 
 import polars as pl
@@ -628,14 +630,14 @@ def _recovered_in_same_unload(ev: pl.DataFrame, cause: dict, members: list[dict]
     return keys.join(stuck_keys, on=keys.columns, how="anti", nulls_equal=True).height
 
 
-def _unload_unseen(ctx, where: list[str], first) -> tuple[str | None, bool]:
+def _unload_unseen(ctx, where: list[str], first) -> tuple[Prose | None, bool]:
     """Why no unload could show in these logs: (why no broker log covers it, or None; whether every
     one starts at the first rejection). An absence is said only where the input covers it: a log
     without INFO lines, or one that starts at the first rejection, cannot show the unload before it."""
     covs = [c for c in (ctx.coverage(p) for p in where) if c is not None]
     seen = absence(ctx, "the rejected producers' broker", "a bundle unload", None, [c.path for c in covs], level="INFO")
     if covs and not seen.covered_by:
-        return seen.missing_why.split("; ")[0], False
+        return seen.missing_reasons[0], False
     return None, bool(covs) and first is not None and all(c.first is not None and c.first >= first for c in covs)
 
 

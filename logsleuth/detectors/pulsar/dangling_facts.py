@@ -10,6 +10,8 @@ to restart, the stuck durations): plain strings, never a time.
 
 from __future__ import annotations
 
+from logsleuth.detectors.words import Prose
+
 import datetime as dt
 from dataclasses import dataclass, field
 
@@ -50,7 +52,7 @@ class DanglingFacts:
     shed_detail: str | None = None  # the shedder's words ('Overload shedder', a strategy)
     shed_broker: str | None = None  # the broker it shed load from
     other_unloads: list[dict] = field(default_factory=list)  # bundle, path, line, at, why (other-broker, after, earlier, further): not taken
-    unseen_why: str | None = None  # no unload found: why the brokers' logs could not show one (None: they could)
+    unseen_why: "Prose | None" = None  # no unload found: why the brokers' logs could not show one (None: they could)
     log_starts_at_rejection: bool = False  # no unload found: every broker log starts at the first rejection
     recovered_others: int = 0  # other producers of the same unload created normally
     era_facts: list[str] = field(default_factory=list)  # what puts the brokers after 2.5.1: iso-layout, slog, add-failed-id, creating-name
