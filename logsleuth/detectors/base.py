@@ -16,6 +16,7 @@ from typing import Callable
 import polars as pl
 
 from logsleuth.detectors.finding import Evidence, Finding
+from logsleuth.detectors.words import Prose
 
 INT_MAX, INT_MIN = 2**63 - 1, -(2**63)
 
@@ -263,7 +264,7 @@ class Detector:
     verdict: object = None  # its detectors.verdict.Verdict (the <id>.toml beside the module)
 
 
-def evidence(row: dict, note: str = "") -> Evidence:
+def evidence(row: dict, note: Prose = "") -> Evidence:
     """An evidence line from an events-table row: its file (the segment of a rotated log), first
     line and original text."""
     msg = row.get("msg") or ""
