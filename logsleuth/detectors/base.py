@@ -310,6 +310,30 @@ def rows(df: pl.DataFrame) -> list[dict]:
     return list(df.iter_rows(named=True))
 
 
+# Polars types a scalar result (Series.min() / .max() / .first() / .item(), series[i]) as any value a
+# column of any dtype could give; these say what the column holds, checked where the value leaves Polars.
+
+def time_of(v: object) -> dt.datetime | None:
+    """A scalar of a Datetime column: a datetime, or None (null, or an empty series)."""
+    if v is None or isinstance(v, dt.datetime):
+        return v
+    raise TypeError(f"a datetime was expected, not {type(v).__name__}")
+
+
+def number_of(v: object) -> int | float:
+    """A scalar of a numeric column that has a value (a non-empty series with no nulls, say)."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return v
+    raise TypeError(f"a number was expected, not {type(v).__name__}")
+
+
+def str_of(v: object) -> str | None:
+    """A scalar of a String column: a str, or None."""
+    if v is None or isinstance(v, str):
+        return v
+    raise TypeError(f"a str was expected, not {type(v).__name__}")
+
+
 def fmt_time(t: dt.datetime | None) -> str:
     if t is None:
         return "an unknown time"
