@@ -16,6 +16,7 @@ from typing import Callable
 import polars as pl
 
 from logsleuth.detectors.finding import Evidence, Finding
+from logsleuth.detectors.words import Prose
 
 INT_MAX, INT_MIN = 2**63 - 1, -(2**63)
 
@@ -263,7 +264,7 @@ class Detector:
     verdict: object = None  # its detectors.verdict.Verdict (the <id>.toml beside the module)
 
 
-def evidence(row: dict, note: str = "") -> Evidence:
+def evidence(row: dict, note: Prose = "") -> Evidence:
     """An evidence line from an events-table row: its file (the segment of a rotated log), first
     line and original text."""
     msg = row.get("msg") or ""
@@ -307,6 +308,30 @@ def line_ref(row: dict) -> str:
 
 def rows(df: pl.DataFrame) -> list[dict]:
     return list(df.iter_rows(named=True))
+
+
+# Polars types a scalar result (Series.min() / .max() / .first() / .item(), series[i]) as any value a
+# column of any dtype could give; these say what the column holds, checked where the value leaves Polars.
+
+def time_of(v: object) -> dt.datetime | None:
+    """A scalar of a Datetime column: a datetime, or None (null, or an empty series)."""
+    if v is None or isinstance(v, dt.datetime):
+        return v
+    raise TypeError(f"a datetime was expected, not {type(v).__name__}")
+
+
+def number_of(v: object) -> int | float:
+    """A scalar of a numeric column that has a value (a non-empty series with no nulls, say)."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return v
+    raise TypeError(f"a number was expected, not {type(v).__name__}")
+
+
+def str_of(v: object) -> str | None:
+    """A scalar of a String column: a str, or None."""
+    if v is None or isinstance(v, str):
+        return v
+    raise TypeError(f"a str was expected, not {type(v).__name__}")
 
 
 def fmt_time(t: dt.datetime | None) -> str:

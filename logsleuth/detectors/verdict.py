@@ -281,7 +281,9 @@ def parse_template(text: str) -> tuple:
 
 def _split_pipes(s: str) -> list[str]:
     """'a|list(4, ' | ')' -> ['a', "list(4, ' | ')"]: pipes inside quotes or parentheses stay."""
-    parts, depth, quote, cur = [], 0, None, []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth, quote = 0, None
     for ch in s:
         if quote:
             cur.append(ch)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Iterable, Protocol, Union
+from typing import Iterable, Protocol, Union, overload
 
 _UTC = dt.timezone.utc
 
@@ -174,8 +174,14 @@ class Text:
 Prose = Union[str, Text]
 
 
+@overload
+def render(x: "Prose", clock: Clock = ...) -> str: ...
+@overload
+def render(x: None, clock: Clock = ...) -> None: ...
+@overload
+def render(x: "Prose | None", clock: Clock = ...) -> str | None: ...
 def render(x: "Prose | None", clock: Clock = UTC) -> str | None:
-    """A str as it is, a Text in ``clock``'s zone (None stays None)."""
+    """A str as it is, a Text in ``clock``'s zone (None stays None: prose gives a str, typed so)."""
     if x is None or isinstance(x, str):
         return x
     return x.render(clock)

@@ -167,7 +167,7 @@ def group(findings: list[Finding]) -> list[Incident]:
                 by_key.setdefault(k, []).append((a0, a1, i))
     for k, items in by_key.items():  # a sweep per key: O(n log n), not every pair of findings
         items.sort(key=lambda x: (x[0], x[2]))
-        run_end, run_first = None, None
+        run_end, run_first = None, -1  # run_first: the run's first finding, set with run_end
         for a0, a1, i in items:
             if run_end is not None and a0 - r.slack <= run_end:
                 ri, rj = find(run_first), find(i)

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from logsleuth.detectors.base import Context, evidence, fmt_duration, plural, safe
+from logsleuth.detectors.base import Context, evidence, fmt_duration, plural, safe, time_of
 from logsleuth.detectors.finding import Evidence
 from logsleuth.detectors.verdict import Verdict
 from logsleuth.detectors.words import Text, at
@@ -84,7 +84,7 @@ def identities(bev: pl.DataFrame) -> pl.DataFrame:
 
 @dataclass
 class BrokerStory:
-    node: int
+    node: int | None  # None: a broker log that names no node id (explain() given its logs)
     kind: str  # log-dir-failure | disk-full | startup-failed | controlled-restart | controlled-shutdown | crash-restart | session-expired | fenced | silent | nothing
     lead: str  # "The broker's side (LOGS): " — how a client finding introduces it
     body: Text  # one or two sentences (times typed: words.Text)
@@ -196,12 +196,18 @@ class _Reading:
     def has(self, *evs: str) -> pl.DataFrame:
         return self.own.filter(pl.col("event").is_in(list(evs)))
 
-    def cite(self, df: pl.DataFrame, note: str, last: bool = False) -> dict | None:
+    def cite(self, df: pl.DataFrame, note: str, last: bool = False) -> dict:
+        """Quote the first (``last``: the last) row of ``df``, which has one, and return it."""
         if df.height == 0:
-            return None
+            raise ValueError(f"nothing to cite for {note!r}")
         r = _row(df, -1 if last else 0)
         self.evidence.append(evidence(r, note))
         return r
+
+    def cite_any(self, df: pl.DataFrame, note: str) -> None:
+        """Quote the first row of ``df`` if it has one."""
+        if df.height:
+            self.cite(df, note)
 
     def say(self, *parts) -> None:
         self.parts.append(Text(*parts))
@@ -223,7 +229,7 @@ def _disk(r: _Reading, story: BrokerStory) -> bool:
         f = r.cite(fatal, "the broker shut itself down")
         r.say(f"the broker then stopped itself ({safe(f.get('detail') or 'fatal error')}, ", at(f["ts"]), ")")
     else:
-        r.cite(r.has("log_dir_offline"), "the replicas in that directory went offline")
+        r.cite_any(r.has("log_dir_offline"), "the replicas in that directory went offline")
     if r.up_after.height:
         u = r.cite(r.up_after, "it started again", last=True)
         r.say("and started again at ", at(u["ts"]))
@@ -241,7 +247,7 @@ def _startup_failed(r: _Reading, story: BrokerStory) -> bool:
     if n > 1:
         r.cite(failed, f"start-up failed again ({plural(n, 'attempt')} in the window)", last=True)
     why = _exception_of(failed["msg"][n - 1] if "msg" in failed.columns else None)  # the record's message: its trace too
-    t0, t1 = f0["ts"], failed["ts"].max()
+    t0, t1 = f0["ts"], time_of(failed["ts"].max())
     tries = (Text(f"failed to start {plural(n, 'time')} from ", at(t0), " to ", at(t1)) if n > 1 else Text("failed to start at ", at(t0)))
     r.say(f"{r.who} ", tries, " (Fatal error during start-up" + (f": {safe(why)}" if why else "") + ")")
     ok = r.has("broker_started").filter(pl.col("ts") > t1)
@@ -269,7 +275,7 @@ def _shutdown(r: _Reading, story: BrokerStory) -> bool:
     d0 = r.cite(down, "the shutdown begins" + (" (SIGTERM: someone or something stopped it)" if sigterm else ""))
     if controlled.height:
         r.cite(controlled, "controlled shutdown: leadership handed to other brokers first", last=True)
-    r.cite(r.has("broker_shut_down"), "shut down completed")
+    r.cite_any(r.has("broker_shut_down"), "shut down completed")
     how = "in a controlled shutdown " if controlled.height else ""
     if r.up_after.height:
         u = r.cite(r.up_after, "started again", last=True)
@@ -336,7 +342,7 @@ def _leaders(r: _Reading, story: BrokerStory) -> None:
     """The controller's view and the leadership moves."""
     for e, note in (("controller_broker_failure", "the controller saw the broker leave the cluster"),
                     ("controller_broker_shutdown", "the controller moved leaders off the broker")):
-        r.cite(r.about.filter(pl.col("event") == e), note)
+        r.cite_any(r.about.filter(pl.col("event") == e), note)
     moved = r.moved
     if moved.height:
         tps = moved.filter(pl.col("topic_partition").is_not_null()).unique("topic_partition", keep="first", maintain_order=True)
@@ -353,7 +359,7 @@ def _leaders(r: _Reading, story: BrokerStory) -> None:
         r.say(f"{plural(unclean.height, 'unclean leader election')} made an out-of-sync replica leader (records can be lost)")
 
 
-def explain(ctx: Context, node: int | None, start: dt.datetime, end: dt.datetime, address: str | None = None,
+def explain(ctx: Context, node: int | None, start: dt.datetime | None, end: dt.datetime | None, address: str | None = None,
             logs: list[str] | None = None) -> BrokerStory | None:
     """What the node's own logs (and the controller's lines about it) say from LEAD before ``start``
     to TAIL after ``end``; None when no broker log of that node is among the inputs. ``logs``: the
@@ -391,7 +397,7 @@ def explain(ctx: Context, node: int | None, start: dt.datetime, end: dt.datetime
 ZONE_SHIFTS_H = range(1, 15)  # whole hours a log read in the wrong zone is off by
 
 
-def _not_covering(ctx: Context, node: int, logs: list[str], start: dt.datetime, end: dt.datetime) -> BrokerStory | None:
+def _not_covering(ctx: Context, node: int | None, logs: list[str], start: dt.datetime, end: dt.datetime) -> BrokerStory | None:
     """The node's logs given, when none of them reaches the clients' window: a story that says so
     (whether the broker stopped or kept running is then not known), with the zone hint when the
     window shifted by whole hours would fall inside them; None when they cover some of it."""
@@ -486,8 +492,8 @@ def impact_by_node(ctx: Context) -> pl.DataFrame:
     and lost (records expired or send() calls failed in that episode: the same sums as the client findings)."""
     from logsleuth.detectors.kafka.model import build, loss_of
 
-    schema = {"node": pl.Int64, "from": pl.Datetime("us", "UTC"), "to": pl.Datetime("us", "UTC"), "path": pl.String, "client": pl.String,
-              "lost": pl.Boolean, "system": pl.String}
+    schema = pl.Schema({"node": pl.Int64(), "from": pl.Datetime("us", "UTC"), "to": pl.Datetime("us", "UTC"), "path": pl.String(), "client": pl.String(),
+                        "lost": pl.Boolean(), "system": pl.String()})
     frames = [_sarama_impact(ctx, schema)]
     m = build(ctx)
     if m is not None and m.episodes.height:
@@ -500,7 +506,7 @@ def impact_by_node(ctx: Context) -> pl.DataFrame:
     return pl.concat([f.cast(schema) for f in frames if f.height], how="vertical") if any(f.height for f in frames) else pl.DataFrame(schema=schema)
 
 
-def _sarama_impact(ctx: Context, schema: dict) -> pl.DataFrame:
+def _sarama_impact(ctx: Context, schema: pl.Schema) -> pl.DataFrame:
     """sarama clients' broker episodes (the sarama client model: detectors/sarama/client.py) per node:
     from the first failure to the delivery or recovery that closed it (or the episode's last line);
     lost: errors were handed back to the application in it."""

@@ -19,7 +19,7 @@ import polars as pl
 
 from logsleuth.detectors.kafka import model as km
 from logsleuth.detectors.kafka import text as kt
-from logsleuth.detectors.base import Context, Detector, evidence, ordered_evidence
+from logsleuth.detectors.base import Context, Detector, evidence, ordered_evidence, time_of
 from logsleuth.detectors.finding import Evidence, Finding
 from logsleuth.detectors.verdict import Verdict
 
@@ -148,7 +148,7 @@ def _facts(path: str, subj: pl.DataFrame, firsts: pl.DataFrame, all_cb: pl.DataF
             culprits.append(r["culprit"])
     clients = sorted({r["client_id"] for r in rows if r["client_id"]})
     return CallbackFacts(
-        path=path, total=int(subj["count"].sum()), first=subj["first_seen"].min(), last=subj["last_seen"].max(),
+        path=path, total=int(subj["count"].sum()), first=time_of(subj["first_seen"].min()), last=time_of(subj["last_seen"].max()),
         exceptions=[{"name": e, "short": e.rsplit(".", 1)[-1], "count": n} for e, n in sorted(by_exc.items(), key=lambda x: -x[1])],
         partitions=sorted({r["topic_partition"] for r in rows}), culprits=culprits, groups=len(rows),
         groups_without_app=sum(1 for r in rows if not r["culprit"]), with_trace=int(subj["with_trace"].sum()),

@@ -24,7 +24,7 @@ from logsleuth.detectors.kafka.broker import link_episode
 from logsleuth.detectors.kafka import text as kt
 from dataclasses import dataclass, field
 
-from logsleuth.detectors.base import Context, Detector, ordered_evidence, sat_sum
+from logsleuth.detectors.base import Context, Detector, number_of, ordered_evidence, sat_sum, time_of
 from logsleuth.detectors.finding import Evidence, Finding
 from logsleuth.detectors.verdict import Verdict
 
@@ -95,7 +95,7 @@ def _untimed_drain(m: km.Model, path: str) -> tuple | None:
     exp = kev.filter(pl.col("event") == "batch_expired")
     if exp.height == 0:
         return None
-    first_exp = int(exp["line"].min())
+    first_exp = int(number_of(exp["line"].min()))
     before = kev.filter((pl.col("line") < first_exp) & pl.col("event").is_in([*km.UNREACHABLE, *km.SOFT, *km.RETRY_EVENTS])).sort("line")
     if before.height == 0:
         return None
@@ -166,8 +166,8 @@ class DeliveryFacts:
 
 def _facts(ctx: Context, m: km.Model, path: str, ep: dict | None, tps: pl.DataFrame, loss: dict) -> DeliveryFacts:
     lo, hi = tps["elapsed_ms_min"].min(), tps["elapsed_ms_max"].max()
-    e_min = float(lo) if lo is not None else None  # type: ignore[arg-type]  (None: the text names no time, 0.10.0)
-    e_max = float(hi) if hi is not None else None  # type: ignore[arg-type]
+    e_min = float(number_of(lo)) if lo is not None else None  # None: the text names no time (0.10.0)
+    e_max = float(number_of(hi)) if hi is not None else None
     legacy = bool(tps["legacy"].any())
     seen = {t for ts_ in tps["texts"].to_list() for t in (ts_ or []) if t}
     default_ms = km.DEFAULT_REQUEST_TIMEOUT_MS if legacy else km.DEFAULT_DELIVERY_TIMEOUT_MS
@@ -175,7 +175,7 @@ def _facts(ctx: Context, m: km.Model, path: str, ep: dict | None, tps: pl.DataFr
     f = DeliveryFacts(
         path=path, clients=sorted({c for c in tps["client_id"].to_list() if c}) or ([ep["client"]] if ep and ep.get("client") else []),
         partitions=tps["topic_partition"].to_list(), records=loss["expired_records"], batches=loss["expired_batches"],
-        log_records=loss["expired_log_records"], loggers=int(tps["loggers"].max() or 1), first=first, last=loss["expired_last"],
+        log_records=loss["expired_log_records"], loggers=int(number_of(tps["loggers"].max() or 1)), first=first, last=loss["expired_last"],
         elapsed_min_ms=e_min, elapsed_max_ms=e_max, legacy=legacy, legacy_texts=[t for t in km.LEGACY_EXPIRY if t in seen],
         vs_default=_vs_default(e_min, km.DEFAULT_REQUEST_TIMEOUT_MS if legacy or e_min is None else default_ms),
         default_ms=default_ms, drain="none", failed_sends=loss["failed_sends"],
@@ -202,8 +202,9 @@ def _facts(ctx: Context, m: km.Model, path: str, ep: dict | None, tps: pl.DataFr
     runs = m.runs.filter(pl.col("path") == path)
     mine = runs.filter(pl.col("ep") == ep["ep"]) if ep is not None else runs.clear()
     f.buffer_runs = runs.height
-    if mine.height and mine["first_seen"].min() is not None and mine["first_seen"].min() > ep["from"]:  # type: ignore[index]
-        f.overload_after = mine["first_seen"].min()
+    overload = time_of(mine["first_seen"].min()) if mine.height else None  # mine has rows only with an episode
+    if ep is not None and overload is not None and overload > ep["from"]:
+        f.overload_after = overload
     f.metadata_trouble = kev.filter(pl.col("event").is_in(["metadata_wait_timeout", "topic_authorization_failed", "metadata_invalid_topics"])).height
     f.callback_errors = kev.filter(pl.col("event") == "callback_error").height
     return f
@@ -215,6 +216,7 @@ def _finding(ctx: Context, m: km.Model, path: str, ep: dict | None, tps: pl.Data
     subjects_rows = list(tps.iter_rows(named=True))
     evid: list[Evidence] = []
     if f.drain == "episode":
+        assert ep is not None  # _facts drains "episode" only with an episode
         evid += kt.episode_quotes(m, ep, limit_retries=2)
     elif f.drain == "untimed":
         evid += [Evidence(path, ln, None, None, note=v.note("untimed_fail" if k < f.untimed_fail else "untimed_other", f))

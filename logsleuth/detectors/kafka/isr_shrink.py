@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from logsleuth.detectors.base import Context, Detector, evidence, ordered_evidence
+from logsleuth.detectors.base import Context, Detector, evidence, ordered_evidence, time_of
 from logsleuth.detectors.facts import Subject, Window
 from logsleuth.detectors.finding import Finding
 from logsleuth.detectors.kafka.broker import broker_events, impact_by_node
@@ -81,7 +81,7 @@ def episodes(ctx: Context) -> list[IsrShrinkFacts]:
         stuck = sk.filter(pl.col("topic_partition").is_in(tps) & (pl.col("s_ts") >= ep["first"]) & (pl.col("s_ts") <= ep["last"] + gap)).sort("s_ts")
         out.append(IsrShrinkFacts(
             node=ep["dropped"], partitions=tps, shrinks=ep["shrinks"], min_isr=ep["min_isr"], first=ep["first"], last=ep["last"],
-            expanded_at=back["x_ts"].max() if back.height else None,
+            expanded_at=time_of(back["x_ts"].max()) if back.height else None,
             recovered=back.height > 0 and back.get_column("topic_partition").n_unique() >= len(tps),
             clients_hit=sorted({f"{c or '?'} in {p}" for p, c in hit.select("path", "client").iter_rows()}),
             first_row=ep["first_row"], last_row=ep["last_row"], expanded_row=back.row(-1, named=True)["x_row"] if back.height else None,

@@ -17,7 +17,7 @@ from logsleuth.detectors.kafka.model import (
     RECOVERY_QUIET, Model, build, loss_of, pre_2_1, refusals, same_node_elsewhere, waits_of,
 )
 from logsleuth.detectors.kafka import text as kt
-from logsleuth.detectors.base import Context, Detector, evidence, ordered_evidence, safe
+from logsleuth.detectors.base import Context, Detector, evidence, number_of, ordered_evidence, safe, str_of, time_of
 from logsleuth.detectors.facts import Window, absence
 from logsleuth.detectors.finding import Finding
 from logsleuth.detectors.verdict import Verdict
@@ -49,7 +49,7 @@ def file_end(ctx: Context, path: str) -> dt.datetime | None:
 def next_trouble(m: Model, ep: dict) -> dt.datetime | None:
     """The client's next trouble line after the episode (the start of its next episode), if any."""
     later = m.trouble.filter((pl.col("path") == ep["path"]) & (pl.col("client") == ep["client"]) & (pl.col("ts") > ep["to"]))
-    return later.get_column("ts").min() if later.height else None
+    return time_of(later.get_column("ts").min()) if later.height else None
 
 
 def quiet_after(ctx: Context, m: Model, ep: dict) -> float | None:
@@ -209,10 +209,10 @@ def facts(ctx: Context, m: Model, ep: dict, loss: dict) -> tuple[OutageFacts, pl
         invalid_metadata=ep["invalid_metadata"], named_tps=bool(ep["named_tps"]),
         expired=loss["expired_records"], expired_batches=loss["expired_batches"], failed_sends=loss["failed_sends"],
         meta_fails=loss["metadata_timeouts"], net_fails=loss["network_failures"],
-        net_detail=(nets["detail"].drop_nulls().first() if nets.height and "detail" in nets.columns else None),
+        net_detail=(str_of(nets["detail"].drop_nulls().first()) if nets.height and "detail" in nets.columns else None),
         wait_topics=waits.get_column("topic").drop_nulls().unique().sort().to_list() if waits.height else [],
         wait_ms=waits.get_column("wait_ms").drop_nulls().unique().sort().to_list()[:3] if waits.height else [],
-        wait_max_ms=int(block.max()) if block.len() else None, metadata_topics=list(loss["metadata_topics"] or []),
+        wait_max_ms=int(number_of(block.max())) if block.len() else None, metadata_topics=list(loss["metadata_topics"] or []),
         denied=denied.height, denied_topics=refused_topics(denied) if denied.height else [],
         invalid=invalid.height, invalid_topics=refused_topics(invalid) if invalid.height else [], refused=refused.height,
         ok=rec["ok"], recovery_kind=rec["kind"], meta_ts=rec["meta_ts"], meta_line=rec["meta_line"], quiet_s=rec["quiet_s"], next_ts=rec["next_ts"],

@@ -14,6 +14,7 @@ import polars as pl
 from logsleuth.detectors.kafka.model import Model
 from logsleuth.detectors.base import evidence, plural, safe
 from logsleuth.detectors.finding import Evidence
+from logsleuth.detectors.words import Prose
 
 REFERENCES = [
     "KIP-91 (Kafka 2.1): delivery.timeout.ms bounds the time a record may wait for delivery; default 120000 ms",
@@ -30,7 +31,7 @@ def lost_text(records: int, batches: int) -> str:
     return f"{plural(records, 'record')} in {plural(batches, 'batch', 'batches')}"
 
 
-def quote(row: dict, needle: str, note: str = "") -> Evidence:
+def quote(row: dict, needle: str, note: Prose = "") -> Evidence:
     """The line of a record that holds ``needle`` (a regex): the record's first line, or the
     continuation line (a ``Caused by:``, the exception line) where the Kafka text actually is."""
     msg = row.get("msg") or ""
@@ -155,8 +156,10 @@ def episode_quotes(m: Model, ep: dict, limit_retries: int = 3) -> list[Evidence]
     out: dict[tuple, Evidence] = {}
 
     def add(r: dict | None, note: str) -> None:
-        key = (r.get("file"), int(r["line"])) if r is not None else None
-        if r is not None and key not in out:
+        if r is None:
+            return
+        key = (r.get("file"), int(r["line"]))
+        if key not in out:
             out[key] = evidence(r, note)
 
     add(rows.row(0, named=True), "the trouble starts")
