@@ -153,7 +153,7 @@ def facts(ctx: Context) -> tuple[km.Model | None, list[BufferFacts]]:
     return m, out
 
 
-def _lookback(ctx: Context, path: str, first: dt.datetime | None, max_block_ms: int | None) -> tuple[bool, str, dt.datetime | None]:
+def _lookback(ctx: Context, path: str, first: dt.datetime | None, max_block_ms: int | None) -> tuple[bool, Prose, dt.datetime | None]:
     """Whether ``path`` covers the max.block.ms before the first failed send with WARN lines (the
     client's failed connections and retries are WARN), why not, and when that time began."""
     if first is None:
