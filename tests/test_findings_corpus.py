@@ -171,6 +171,31 @@ def test_no_detector_module_keeps_confidence_arithmetic_once_migrated() -> None:
         assert "fmt_time(" not in src, f"{mod.__name__}: a time formatted into prose (words keep times as times: detectors/words.py)"
 
 
+def test_every_finding_is_declared_as_data() -> None:
+    """Issue 27: every finding is made from facts and its verdict file, none grades in its module."""
+    assert {d.id for d in MIGRATED} == {d.id for d in all_detectors()}
+
+
+def test_no_detector_module_grades_formats_times_or_runs_long() -> None:
+    """Issue 27, corpus-wide: in no module under detectors/ is confidence added up, a time formatted
+    into words (strftime, a fmt_time), or a function longer than 80 lines (a mechanism that long
+    hides decisions a verdict file should declare)."""
+    import ast
+
+    bad = []
+    for f in sorted((ROOT / "logsleuth" / "detectors").rglob("*.py")):
+        src = f.read_text(encoding="utf-8")
+        rel = f.relative_to(ROOT)
+        if re.search(r"\bconf(idence)?\s*[+-]=", src):
+            bad.append(f"{rel}: confidence arithmetic")
+        if rel.name != "words.py" and re.search(r"strftime\(|fmt_time\(", src):
+            bad.append(f"{rel}: a time formatted (words.Time keeps it typed until a renderer shows it)")
+        for n in ast.walk(ast.parse(src)):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > 80:
+                bad.append(f"{rel}:{n.lineno}: {n.name} is {n.end_lineno - n.lineno + 1} lines")
+    assert not bad, "\n".join(bad)
+
+
 @pytest.mark.parametrize("det", all_detectors(), ids=[d.id for d in all_detectors()])
 def test_every_finding_page_states_its_minimum_evidence(det) -> None:
     """Issue 28: the smallest set of facts a finding is stated from is said on its page."""

@@ -334,12 +334,6 @@ def str_of(v: object) -> str | None:
     raise TypeError(f"a str was expected, not {type(v).__name__}")
 
 
-def fmt_time(t: dt.datetime | None) -> str:
-    if t is None:
-        return "an unknown time"
-    return t.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
 def plural(n: int, one: str, many: str | None = None) -> str:
     """'1 batch', '3 batches' (``many`` when the plural is not ``one`` + 's')."""
     return f"{n} {one if n == 1 else (many or one + 's')}"
