@@ -388,7 +388,9 @@ class View:
         heads = ["log", "layout", "lines", "events", clock.abbr(self.a.span[0])] + (["zone"] if self.verbose else [])
         rows = [row[:4] + [_clock(r.first_ts, r.last_ts) if not r.skipped_input else ""] + (row[6:] if self.verbose else [])
                 for r, row in zip(self.a.inputs, input_rows(self.a, self.short.path))]
-        widths = [max(len(h), *(len(x[i]) for x in rows)) if rows else len(h) for i, h in enumerate(heads)]
+        # the columns as read logs fill them (an unread log's reason wraps at its words like any cell)
+        read = [x for x in rows if x[2]] or rows
+        widths = [max(len(h), *(len(x[i]) for x in (rows if i == 0 else read))) if rows else len(h) for i, h in enumerate(heads)]
         if sum(widths) + 2 * (len(widths) - 1) > self.width:
             out += self._inputs_stacked(heads, rows)  # a name that does not fit is never cut: one on its own line
         else:
