@@ -187,3 +187,14 @@ def test_another_client_log_of_another_hour_does_not_rule_out_a_cluster_wide_out
     doc = run("analyze", "--tz", "UTC", "--format", "json", pa, pb, pc).json()
     (f,) = [f for f in doc["findings"] if f["id"] == "kafka.broker-unreachable" and f["subjects"][0]["node"] == 2]
     assert any("cluster-wide" in r and "billing.log" in r and "audit.log" not in r for r in f["ruled_out"]), f["ruled_out"]
+
+
+def test_a_hostile_file_name_in_a_coverage_reason_is_made_visible(tmp_path):
+    """The file name in 'why this log does not cover the window' is untrusted like any log text: an
+    escape sequence or a bidi override in it reaches no output raw, JSON included."""
+    lines = ["[2025-03-14 02:12:40,000] ERROR Failed to publish payment 7731 (com.example.payments.PaymentPublisher)",
+             "org.apache.kafka.clients.producer.BufferExhaustedException: Failed to allocate 16384 bytes within the configured max blocking time 60000 ms. Total memory: 33554432 bytes. Available memory: 0 bytes. Poolable size: 16384 bytes"]
+    f = _one(tmp_path, "pay\x1b[2J\u202ements.log", lines, "kafka.buffer-exhausted")
+    said = _said(f)
+    assert "starts at" in f["root_cause"] and "\x1b" not in said and "\u202e" not in said, said
+    assert "pay\\x1b[2J\\u202ements.log starts at" in f["root_cause"]

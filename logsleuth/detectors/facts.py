@@ -19,6 +19,7 @@ from typing import Any
 import polars as pl
 
 from logsleuth.detectors.words import Text, at
+from logsleuth.safe import visible
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,7 @@ LEVEL_WORDS = {"WARN": "WARN or INFO", "INFO": "INFO"}
 def uncovered_words(path: str, kind: str, a: dt.datetime | None, b: dt.datetime | None) -> Text:
     """Why a log does not cover a window (``Coverage.uncovered``), in words with typed times:
     'orders.log starts at 2025-03-14 02:14:31 UTC, after 2025-03-14 02:12:31 UTC'."""
+    path = visible(path)  # a file name is untrusted: its words carry it made visible, like any log text
     if kind == "no-times" or a is None or b is None:
         return Text(f"{path} has no timestamps")
     return {
@@ -159,7 +161,7 @@ def absence(
     for path in logs:
         cov = ctx.coverage(path)
         if cov is None:
-            why.append(f"{path} was not read")
+            why.append(f"{visible(path)} was not read")
             continue
         timed = t0 is not None and t1 is not None and cov.first is not None
         if timed:
@@ -168,7 +170,7 @@ def absence(
                 why.append(uncovered_words(cov.path, *gap))
                 continue
         if level is not None and not cov.shows(level):
-            why.append(f"{path} holds no {LEVEL_WORDS.get(level, level)} lines")
+            why.append(f"{visible(path)} holds no {LEVEL_WORDS.get(level, level)} lines")
             continue
         covered.append(path)
         if events:

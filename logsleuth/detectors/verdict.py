@@ -620,9 +620,13 @@ class Verdict:
     def confidence_table(self) -> str:
         """The "why this confidence" table of the finding's doc page (Markdown), from the file."""
         spec = self.confidence_spec
-        rows = [f"| start | {spec.get('base', 0.5):+.2f} | every finding starts here |"]
+        rows = [] if self.overlay else [f"| start | {spec.get('base', 0.5):+.2f} | every finding starts here |"]
         for w in spec.get("weight", []):
             change = f"= {float(w['set']):.2f}" if "set" in w else f"{float(w.get('add', 0.0)):+.2f}"
+            if "cap" in w:
+                change += f", at most {float(w['cap']):.2f}"
+            if "floor" in w:
+                change += f", at least {float(w['floor']):.2f}"
             if "each" in w:
                 change += f" per {w['each']}"
             when = w.get("when", "always").replace("|", "\\|")

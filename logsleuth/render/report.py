@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from rich.console import Console
 
 from logsleuth.safe import SafeConsole
@@ -390,7 +391,7 @@ class View:
                 for r, row in zip(self.a.inputs, input_rows(self.a, self.short.path))]
         # the columns as read logs fill them (an unread log's reason wraps at its words like any cell)
         read = [x for x in rows if x[2]] or rows
-        widths = [max(len(h), *(len(x[i]) for x in (rows if i == 0 else read))) if rows else len(h) for i, h in enumerate(heads)]
+        widths = [max(cell_len(h), *(cell_len(x[i]) for x in (rows if i == 0 else read))) if rows else cell_len(h) for i, h in enumerate(heads)]
         if sum(widths) + 2 * (len(widths) - 1) > self.width:
             out += self._inputs_stacked(heads, rows)  # a name that does not fit is never cut: one on its own line
         else:
@@ -427,7 +428,8 @@ class View:
             if not lines:  # unread or skipped: the reason is in the layout cell
                 bits = [layout]
             else:
-                bits = [layout, f"{lines} lines", f"{events} events", f"{when} {zone}" if when and "no times" not in when else when]
+                bits = [layout, f"{lines} {'line' if lines == '1' else 'lines'}", f"{events} {'event' if events == '1' else 'events'}",
+                        f"{when} {zone}" if when and "no times" not in when else when]
             bits += [f"zone {z}" for z in rest if z]
             out += self.wrap(Text(" · ".join(b for b in bits if b), style="dim"), label="    ", indent=4)
         return out
