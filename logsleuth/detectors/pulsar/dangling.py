@@ -23,7 +23,7 @@ import datetime as dt
 
 import polars as pl
 
-from logsleuth.detectors.pulsar.client_only import stuck_on_client
+from logsleuth.detectors.pulsar.client_only import BrokerLogs, stuck_on_client
 from logsleuth.detectors.pulsar.dangling_facts import TH, VERDICT, DanglingFacts
 from logsleuth.detectors.base import Context, Detector, evidence, gather, keep, rows_at, take, fmt_duration, line_ref, ordered_evidence, rows, safe, segment_of
 from logsleuth.detectors.facts import absence
@@ -70,11 +70,9 @@ BROKER_EVENTS = ("producer_already_present", "producer_creating", "producer_crea
                  "shedder_unloading", "topic_unloading", "connection_opened")  # (when the table has no component column)
 
 
-def _broker_logs(ctx: Context, ev: pl.DataFrame) -> "BrokerLogs":
+def _broker_logs(ctx: Context, ev: pl.DataFrame) -> BrokerLogs:
     """The Pulsar broker logs given (a log with any broker-side event), each with its time span, and
     how to find a rejection line in one that no pattern matched (Context.near_misses)."""
-    from logsleuth.detectors.pulsar.client_only import BrokerLogs
-
     comp = ev.filter(pl.col("component") == "broker") if "component" in ev.columns else ev.filter(pl.col("event").is_in(list(BROKER_EVENTS)))
     paths = set(comp["path"].cast(pl.String).unique().to_list()) if comp.height else set()
     spans = {r.name: (r.first_ts, r.last_ts) for r in ctx.log_inputs() if r.name in paths}
@@ -219,7 +217,7 @@ def _creations(ev: pl.DataFrame) -> pl.DataFrame:
         ).select(*KEY, "topic", "cr_ts", "cr_ev", "answered_at", "answer", "answer_event", "answer_file")
     # the earliest answer of the kinds present (ties: a Created/Failed before a close)
     first = pl.min_horizontal([pl.col(f"{k}_ts") for k in kinds])
-    pick = None
+    pick: pl.Expr | None = None
     for k in reversed(kinds):
         cond = pl.col(f"{k}_ts").is_not_null() & (pl.col(f"{k}_ts") == first)
         pick = (pl.when(cond).then(pl.lit(k)) if pick is None else pl.when(cond).then(pl.lit(k)).otherwise(pick))
@@ -433,9 +431,6 @@ def _pick_unload(bundles: pl.DataFrame, path: str, anchor: dt.datetime) -> tuple
     return pick, others
 
 
-_NO_ROWS = object()
-
-
 def _client_events(ev: pl.DataFrame) -> tuple[pl.DataFrame, dict]:
     """The client-side events, and the clients' 'already present' rejections by topic (once per run)."""
     cli = ev.filter(pl.col("component") == "client")
@@ -459,9 +454,8 @@ def _client_links(ctx: Context, ev: pl.DataFrame, s: dict) -> tuple[list[dict], 
         if link.file is not None:
             proof = proof.filter(pl.col("file").cast(pl.String) == link.file)
         out += rows(proof.head(1))
-    fails = rejected.get(s["topic"], _NO_ROWS) if rejected and s["topic"] is not None else _NO_ROWS
-    if fails is _NO_ROWS:
-        fails = cli.clear()
+    found: pl.DataFrame | None = rejected.get(s["topic"]) if rejected and s["topic"] is not None else None
+    fails = found if found is not None else cli.clear()
     if link is not None:
         fails = fails.filter(pl.col("path") == link.client_path)
     elif fails.height > 1 and fails.select(pl.col("path").n_unique()).item() > 1:  # several clients saw it: no guess
@@ -509,7 +503,8 @@ def _member(ctx: Context, ev: pl.DataFrame, s: dict, ends: dict) -> tuple[dict, 
     s["_links"], s["_answer_row"] = links, _answer_row(ev, s)
     cov = ctx.coverage(client) if client else None
     why = cov.covers(s["first"], s["last"])[1] if cov is not None else ""
-    return subject, (why, _uncovered(cov, s["first"], s["last"])) if why else None
+    gap = _uncovered(cov, s["first"], s["last"]) if why else None  # the same test as covers(): not None when why is said
+    return subject, (why, gap) if gap is not None else None
 
 
 def _uncovered(cov, t0: dt.datetime, t1: dt.datetime) -> dict | None:
@@ -645,7 +640,7 @@ def _era(ctx: Context, ev: pl.DataFrame, members: list[dict]) -> tuple[list[str]
     """What the logs tell about the broker version: the facts that put it after 2.5.1 (iso-layout,
     slog, add-failed-id, creating-name), and without one, a hint of an affected one ('pre-2.4', '2.x')."""
     paths = sorted({s["path"] for s in members})
-    lays = {ctx.input(p).layout for p in paths if ctx.input(p)}
+    lays = {rep.layout for p in paths if (rep := ctx.input(p))}
     mine = keep(ev, pl.col("path").is_in(paths))
     facts: list[str] = []
     if "pulsar-broker-iso" in lays:

@@ -82,6 +82,7 @@ def measure(inc: Incident, df: pl.DataFrame, printed: dict | None = None) -> Tim
 
 def _unseen(inc: Incident, cadence: float | None) -> dict | None:
     """sarama's Logger off: only the application's lines, its last line before the error and the error."""
+    assert inc.err_row is not None, "an unseen incident has a kind only from its returned error (incident._read)"
     unseen_budget = _unseen_waits(inc.pre, inc.err_row, inc.figure, cadence, inc.coarse)
     if unseen_budget is None:
         return None
@@ -141,7 +142,7 @@ def _logged(inc: Incident, printed: dict) -> dict:
             if first_c == "idle":
                 waits.pop(0)
             else:
-                waits[0] = (first_c, expected, waits[0][2])
+                waits[0] = (waits[0][0], expected, waits[0][2])  # the first wait (first_c), cut to its timeout
             first_c, first_g = None, 0.0
     if first_c in PRODUCE_TIMEOUTS:
         if pre is not None and not inside and first_t is not None and first_g >= first_t - (1.0 if coarse else 0.05):

@@ -138,8 +138,8 @@ class Brokers:
 
     def of(self, node: int | None = None, address: str | None = None, ip: str | None = None) -> Broker | None:
         """The broker a line names (an id of -1 is a seed: only its address names it)."""
-        toks = [("n", int(node)) if node is not None and int(node) >= 0 else None, ("a", address) if address else None, ("i", ip) if ip else None]
-        toks = [t for t in toks if t is not None]
+        named = [("n", int(node)) if node is not None and int(node) >= 0 else None, ("a", address) if address else None, ("i", ip) if ip else None]
+        toks: list[tuple] = [t for t in named if t is not None]
         if not toks:
             return None
         for t in toks:
@@ -156,7 +156,9 @@ class Brokers:
     def alias(self, b: Broker, to: Broker) -> Broker:
         """An address no line ties to an id, met while one broker's failure is in progress, is that broker."""
         self.tie(*(("a", a) for a in b.addresses), *(("i", i) for i in b.ips), ("n", to.node) if to.node is not None else ("a", to.addresses[0]) if to.addresses else None)
-        return self.of(node=to.node, address=(to.addresses or [None])[0], ip=(to.ips or [None])[0])
+        tied = self.of(node=to.node, address=to.addresses[0] if to.addresses else None, ip=to.ips[0] if to.ips else None)
+        assert tied is not None, "a Broker (made by _build) has an id, an address or an IP: of() finds it by one"
+        return tied
 
 
 @dataclass
@@ -565,9 +567,9 @@ class _Walk:
         if not active and not self.done and any(x in evs for x in CLIENT_LINES):
             self.before.append(r)
         for e in targets:
-            e = self.live(e, r)
-            if e is not None:
-                e.add(r)
+            kept = self.live(e, r)
+            if kept is not None:
+                kept.add(r)
 
     def finish(self) -> list[Episode]:
         for e in list(self.active.values()):

@@ -170,6 +170,7 @@ def _differences(inc: Incident, inferred: dict, cfg: dict, given: list[str], dea
         v, c = float(inf["value"]), float(cfg[key])
         if key == "Metadata.Timeout":
             hi = inf["range"][1]
+            assert deadline is not None, "Metadata.Timeout is inferred only from the deadline the log shows (settings_in_log)"
             if _deadline_fits(c, deadline, deadline_tolerance(coarse)):
                 continue
             if key in given:

@@ -175,7 +175,7 @@ def _read(path: str, df: pl.DataFrame, seg: pl.DataFrame, unseen: bool, pre: dic
     broker, node = _broker(all_rows, unseen, err_row, ep)
     # the measured model is for one broker that is also the seed: a chain that names several brokers
     # (ids or addresses) is read from its gaps alone, and the model is not used for it
-    seen_brokers = {"nodes": [], "addresses": [], "several": False} if unseen else _brokers_seen(all_rows)
+    seen_brokers: dict = {"nodes": [], "addresses": [], "several": False} if unseen else _brokers_seen(all_rows)
     several = seen_brokers["several"]
     # a chain that ends in recovery: the retry that got the message through
     # (only when the application's next line after the recovery is a success, not another failure: a mute
@@ -186,6 +186,7 @@ def _read(path: str, df: pl.DataFrame, seg: pl.DataFrame, unseen: bool, pre: dic
         delivered = delivered | {"success_row": nxt[0]} if nxt and nxt[0]["delivery"] else None
     first_error = next((r.get("error") for r in all_rows if r.get("internal") and _net_kind(r.get("error"))), None)
     if unseen:
+        assert err_row is not None, "an unseen chain has a kind only from its returned error (_unseen_kind)"
         first_error = _first_line(err_row["msg"])
     tps, tps_from = _partitions(df, body, stall_rows, ep)
     first_tok, shape = _shape(body, unseen, kind, err_row)
@@ -263,6 +264,7 @@ def _shape(body: list[dict], unseen: bool, kind: str, err_row: dict | None) -> t
     opening = body[0] if _has(body[0], *OPENING_EVENTS) else None
     first_tok = _net_token(opening.get("error")) if opening else None
     if unseen and kind == "silent":
+        assert err_row is not None, "an unseen chain is silent only by its returned error (_unseen_kind)"
         first_tok = _net_token(err_row["msg"])
     shape = {
         "first": "Net.WriteTimeout" if first_tok == "write tcp" else "Net.ReadTimeout",

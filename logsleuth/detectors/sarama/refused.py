@@ -115,6 +115,8 @@ def _by_text(errors: list[dict]) -> dict[str, int]:
 
 def facts(df: pl.DataFrame, inc: Incident) -> RefusedFacts:
     ep, path, errors = inc.episode, inc.path, _failed(inc)
+    if ep is None:
+        raise ValueError("a refused broker is read from the client model's episode (read_episode), not from the application's lines alone")
     aft = _aftermath(df, inc.seg, inc.body, inc.body[-1]["idx"], inc.delivery_row)
     periods, oob, recovered = aft["periods"], aft["oob"], aft["recovered"]
     breaker = [r for r in errors if "circuit breaker is open" in (r.get("msg") or "")]
@@ -206,7 +208,7 @@ def run(ctx: Context) -> list[Finding]:
                 continue  # every broker failed and no partition of this one is known: no-broker-reachable says all there is
             f = finding(fx, inc.body[0].get("error"))
             # the broker's own logs, when given: why that broker was down (kafka/broker.py)
-            link_episode(ctx, {"node": f.cause.get("node"), "from": f.first_seen, "to": f.last_seen, "address": f.cause.get("broker")}, f)
+            link_episode(ctx, {"node": fx.node, "from": f.first_seen, "to": f.last_seen, "address": fx.broker}, f)  # the finding's cause names them
             out.append(f)
     return out
 

@@ -285,6 +285,8 @@ def run(ctx: Context) -> list[Finding]:
 
 def _broker_side(ctx: Context, f: Finding) -> None:
     """The broker's own logs, when given: why that broker went away (kafka/broker.py)."""
+    if f.cause is None:
+        return  # no cause: no broker named (_finding always names one)
     link_episode(ctx, {"node": f.cause.get("node"), "from": f.first_seen, "to": f.last_seen, "address": f.cause.get("broker")}, f)
 
 

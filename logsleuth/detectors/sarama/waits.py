@@ -111,7 +111,9 @@ def _metadata_deadline(rows: list[dict], backoff: float, coarse: bool) -> dict |
     metadata' before it was still inside the deadline (the lower bound). The refresh begins at the
     chain's first 'fetching metadata' line."""
     skip = next((r for r in rows if _has(r, "sarama_metadata_skip")), None)
-    fetches = [r for r in rows if skip is not None and _has(r, "sarama_metadata_fetch") and r["idx"] < skip["idx"]]
+    if skip is None:
+        return None
+    fetches = [r for r in rows if _has(r, "sarama_metadata_fetch") and r["idx"] < skip["idx"]]
     if not fetches:
         return None
     not_fetching = "not fetching metadata" in (skip.get("msg") or "")
