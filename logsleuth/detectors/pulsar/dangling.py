@@ -507,22 +507,18 @@ def _member(ctx: Context, ev: pl.DataFrame, s: dict, ends: dict) -> tuple[dict, 
     return subject, (why, gap) if gap is not None else None
 
 
+_GAP_KIND = {"no-times": "untimed", "outside": "outside", "starts-after": "starts", "ends-before": "ends", "gap": "gap"}
+
+
 def _uncovered(cov, t0: dt.datetime, t1: dt.datetime) -> dict | None:
-    """What of [t0, t1] a log does not cover, as facts (ingest.coverage.Coverage.covers says it in
-    words): ``kind`` untimed, outside (its span is ``a`` to ``b``), starts (at ``a``, after ``b``),
-    ends (at ``a``, before ``b``) or gap (no lines from ``a`` to ``b``)."""
-    if cov.first is None or cov.last is None:
-        return {"log": cov.path, "kind": "untimed", "a": None, "b": None}
-    if t1 < cov.first or t0 > cov.last:
-        return {"log": cov.path, "kind": "outside", "a": cov.first, "b": cov.last}
-    if t0 < cov.first:
-        return {"log": cov.path, "kind": "starts", "a": cov.first, "b": t0}
-    if t1 > cov.last:
-        return {"log": cov.path, "kind": "ends", "a": cov.last, "b": t1}
-    for g in cov.gaps:
-        if g.start < t1 and g.end > t0:
-            return {"log": cov.path, "kind": "gap", "a": g.start, "b": g.end}
-    return None
+    """What of [t0, t1] a log does not cover (``Coverage.uncovered``), as the verdict's facts:
+    ``kind`` untimed, outside (its span is ``a`` to ``b``), starts (at ``a``, after ``b``), ends (at
+    ``a``, before ``b``) or gap (no lines from ``a`` to ``b``)."""
+    why = cov.uncovered(t0, t1)
+    if why is None:
+        return None
+    kind, a, b = why
+    return {"log": cov.path, "kind": _GAP_KIND[kind], "a": a, "b": b}
 
 
 def _answer_row(ev: pl.DataFrame, s: dict) -> dict | None:
