@@ -121,18 +121,21 @@ class Absence:
 LEVEL_WORDS = {"WARN": "WARN or INFO", "INFO": "INFO"}
 
 
+# the words of each way a log fails to cover a window (Coverage.uncovered): before, between and after its two times
+_UNCOVERED = {
+    "outside": ("covers ", " to ", " only"), "starts-after": ("starts at ", ", after ", ""),
+    "ends-before": ("ends at ", ", before ", ""), "gap": ("has no lines from ", " to ", ""),
+}
+
+
 def uncovered_words(path: str, kind: str, a: dt.datetime | None, b: dt.datetime | None) -> Text:
     """Why a log does not cover a window (``Coverage.uncovered``), in words with typed times:
     'orders.log starts at 2025-03-14 02:14:31 UTC, after 2025-03-14 02:12:31 UTC'."""
     path = visible(path)  # a file name is untrusted: its words carry it made visible, like any log text
     if kind == "no-times" or a is None or b is None:
         return Text(f"{path} has no timestamps")
-    return {
-        "outside": lambda: Text(f"{path} covers ", at(a), " to ", at(b), " only"),
-        "starts-after": lambda: Text(f"{path} starts at ", at(a), ", after ", at(b)),
-        "ends-before": lambda: Text(f"{path} ends at ", at(a), ", before ", at(b)),
-        "gap": lambda: Text(f"{path} has no lines from ", at(a), " to ", at(b)),
-    }[kind]()
+    before, between, after = _UNCOVERED[kind]
+    return Text(f"{path} {before}", at(a), between, at(b), after)
 
 
 def absence(
