@@ -198,3 +198,25 @@ def test_a_hostile_file_name_in_a_coverage_reason_is_made_visible(tmp_path):
     said = _said(f)
     assert "starts at" in f["root_cause"] and "\x1b" not in said and "\u202e" not in said, said
     assert "pay\\x1b[2J\\u202ements.log starts at" in f["root_cause"]
+
+
+def test_a_broker_excerpt_of_a_few_seconds_does_not_say_the_broker_kept_running(tmp_path):
+    """A broker log that spans 7 s of a 7-minute outage window shows no shutdown because it holds a
+    few lines: the client findings must not say the broker's own logs show none and that it kept
+    running; they say the log covers too little of the window and ask for the rest of it."""
+    from conftest import SAMPLES
+
+    inc = SAMPLES / "kafka-broker-hang"
+    broker = (inc / "kafka-3" / "server.log").read_text().splitlines()
+    (tmp_path / "kafka-3").mkdir()
+    fetcher = broker[392].replace("2024-05-02 15:58:02,310", "2024-05-02 16:00:06,310")  # a line that names node 3 (replicaId=3)
+    (tmp_path / "kafka-3" / "server.log").write_text("\n".join([*broker[450:455], fetcher]) + "\n")
+    (tmp_path / "inventory-producer.log").write_text((inc / "inventory-producer.log").read_text())
+    doc = run("analyze", "--tz", "UTC", "--format", "json", tmp_path).json()
+    linked = [f for f in doc["findings"] if f["id"] in ("kafka.delivery-timeout", "kafka.broker-unreachable")]
+    assert linked
+    for f in linked:
+        said = " ".join([f["root_cause"], *f["confidence_reasons"], *f["ruled_out"]])
+        assert "kept running" not in said.replace("shut down, restarted or kept running", "").replace("stopped or kept running", ""), said
+        assert "show no shutdown" not in said and "covers only" in f["root_cause"], said
+        assert any("Give node 3's log of" in r for r in f["remediation"]), f["remediation"]

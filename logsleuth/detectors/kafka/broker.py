@@ -96,6 +96,7 @@ class BrokerStory:
     recovered: bool = True  # startup-failed: a successful start came after the last failed one
     disk_full: bool = False  # startup-failed: the start-up failed on a full disk
     zone_hint: bool = False  # not-covered: the clients' window shifted by whole hours falls inside the node's logs
+    partly: bool = False  # not-covered: the node's logs reach the window but cover under COVERED_MIN of it
     first: dt.datetime | None = None
     last: dt.datetime | None = None
 
@@ -385,11 +386,18 @@ def explain(ctx: Context, node: int | None, start: dt.datetime | None, end: dt.d
     story.evidence = r.evidence
     times = [e.ts for e in r.evidence if e.ts is not None]
     story.first, story.last = (min(times), max(times)) if times else (None, None)
+    c0, c1 = _covered(ctx, logs, r.w0, r.w1)
     if r.parts:
         story.body = Text(Text.join("; ", r.parts), ".")
+    elif c1 - c0 < COVERED_MIN:  # a few lines of the window: that they show nothing says nothing
+        story.kind, story.partly = "not-covered", True
+        story.body = Text(f"{r.who}'s own log covers only ", at(c0), " to ", at(c1), " of the clients' window (", at(r.w0), " → ", at(r.w1),
+                          "), so it cannot tell whether the broker shut down, restarted or kept running then.")
     else:
-        story.body = Text(f"{r.who}'s own logs show no shutdown, restart, disk error, session expiry or silence from ", at(r.w0), " to ",
-                          at(r.w1), ": the broker process kept running, so look at the network path between the clients and it, or at its request queues.")
+        clipped = (c0, c1) != (r.w0, r.w1)
+        story.body = Text(f"{r.who}'s own logs show no shutdown, restart, disk error, session expiry or silence from ", at(c0), " to ",
+                          at(c1), " (the part of the window they cover)" if clipped else "", ": the broker process kept running",
+                          " then" if clipped else "", ", so look at the network path between the clients and it, or at its request queues.")
     story.ruled_out = _ruled_out(ctx, story, node, r.w0, r.w1, r.has, logs)
     return story
 
@@ -424,12 +432,18 @@ def _not_covering(ctx: Context, node: int | None, logs: list[str], start: dt.dat
 COVERED_MIN = dt.timedelta(seconds=30)  # a broker log covering less of the window than this rules nothing out by absence
 
 
-def _ruled_out(ctx: Context, story: BrokerStory, node: int | None, w0, w1, has, logs: list[str]) -> list[Text]:
-    # an absence is stated for the part of the window the node's logs cover, and not at all when
-    # they cover (almost) none of it: a one-line excerpt shows no banner because it holds one line
+def _covered(ctx: Context, logs: list[str], w0: dt.datetime, w1: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
+    """The part of [w0, w1] the node's logs span (the whole window when none has times)."""
     spans = [(r.first_ts, r.last_ts) for r in ctx.log_inputs() if r.name in logs and r.first_ts is not None and r.last_ts is not None]
     c0 = max([w0, *[a for a, _ in spans]]) if spans else w0
     c1 = min([w1, *[b for _, b in spans]]) if spans else w1
+    return c0, c1
+
+
+def _ruled_out(ctx: Context, story: BrokerStory, node: int | None, w0, w1, has, logs: list[str]) -> list[Text]:
+    # an absence is stated for the part of the window the node's logs cover, and not at all when
+    # they cover (almost) none of it: a one-line excerpt shows no banner because it holds one line
+    c0, c1 = _covered(ctx, logs, w0, w1)
     out: list[Text] = []
     silent = [Text(f"A broker that was up but refusing clients: {node_words(node)} logged nothing at all while the clients failed")] if story.kind == "silent" else []
     if c1 - c0 < COVERED_MIN:
@@ -590,6 +604,7 @@ class BrokerSideFacts:
     logs: list[str]
     story: Text
     zone_hint: bool
+    partly: bool
     remedy: str | None
     leader_retries: int | None
     leaders_moved: bool
@@ -606,7 +621,7 @@ def link_episode(ctx: Context, ep: dict, finding) -> BrokerStory | None:
         return None
     facts = BrokerSideFacts(
         node=story.node, kind=story.kind, explains=story.explains, label=LABEL.get(story.kind, story.kind), logs=list(story.logs),
-        story=story.text, zone_hint=story.zone_hint, remedy=remedy(story) if story.explains else None,
+        story=story.text, zone_hint=story.zone_hint, partly=story.partly, remedy=remedy(story) if story.explains else None,
         leader_retries=ep.get("not_leader_retries"), leaders_moved=bool(story.moved), window_from=ep.get("from"), window_to=ep.get("to"),
     )
     finding.root_cause = Text(finding.root_cause, SIDE.phrase("root_cause", facts))
