@@ -30,7 +30,7 @@ def _cargo() -> str:
         return str(candidate)
     raise RuntimeError(
         "logsleuth: building the reading core needs a Rust toolchain (cargo and rustc; built here with 1.95): "
-        "install it from https://rustup.rs (or LOGSLEUTH_BUILD_CORE=0 to install without it) and run pip again"
+        "install it from https://rustup.rs and run pip again (the core is logsleuth's matcher: there is no install without it)"
     )
 
 
@@ -39,10 +39,6 @@ class CoreBuildHook(BuildHookInterface):
 
     def initialize(self, version: str, build_data: dict) -> None:
         if self.target_name != "wheel":
-            return
-        if os.environ.get("LOGSLEUTH_BUILD_CORE", "").lower() in ("0", "off", "no"):
-            # a machine without Rust: logsleuth reads with Polars alone (slower; docs/architecture.md)
-            print("logsleuth: LOGSLEUTH_BUILD_CORE=0: the reading core is not built", file=sys.stderr)
             return
         root = Path(self.root)
         env = dict(os.environ, PYO3_PYTHON=sys.executable)

@@ -8,6 +8,7 @@ candidate lines as the Polars expressions on arbitrary text."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -107,7 +108,7 @@ def test_odd_bytes_read_the_same(tmp_path):
 
 START = r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}"
 STAMP = r"^(?:[^\n]*?[^0-9A-Za-z\n])??(?P<_s0>\d{2}:\d{2}:\d{2})(?:[^0-9]|$)"
-SELECT = [r"lit|Zap|ε", r"(?i)producer|ſtop"]  # (?i): Unicode case folding (ſ is s), as in Polars
+SELECT = (["lit", "Zap", "ε"], ["producer", "stop"])  # case-sensitive; ASCII-case-insensitive (ſ is not s)
 ALPHABET = st.sampled_from(["2024-01-02 10:11", "12:13:14 ", "lit", "zap", "ZAP", "Producer", "stop", "STOP", "ε", "é", "\r", "\n", "\n", "\x00", " ", "x", "ſ"])
 
 
@@ -121,7 +122,7 @@ def _polars_reading(buf: bytes, head_chars: int) -> tuple[list[str], list[bool],
     df = pl.DataFrame({"raw": raw}).with_columns(text=pl.col("raw").str.strip_chars_start("\x00"))
     df = df.with_row_index("i").with_columns(
         is_start=pl.col("text").str.contains(START) | (pl.col("i") == 0) | pl.col("text").str.slice(0, head_chars).str.contains(STAMP),
-        sel=pl.any_horizontal([pl.col("text").str.contains(r) for r in SELECT]),
+        sel=pl.col("text").str.contains_any(SELECT[0]) | pl.col("text").str.contains_any(SELECT[1], ascii_case_insensitive=True),
     )
     return df["raw"].to_list(), df["is_start"].to_list(), df["sel"].to_list()
 
@@ -157,3 +158,31 @@ def test_the_core_says_when_bytes_are_not_utf8():
     assert mod.is_utf8(b"ok \xc3\xa9") and not mod.is_utf8(b"bad \xe9]")
     with pytest.raises(ValueError):
         mod.scan(b"bad \xe9]\n", True, START, None, 0, SELECT, True)
+
+
+# ---------------------------------------------------------------- the matcher (compiled only)
+
+
+def test_a_line_two_patterns_match_gives_both_events_in_the_packs_order(tmp_path):
+    """The Kafka console producer's callback error and the expiry on its next line (one record):
+    both patterns' events, batch_expired's pattern before send-error-callback's as the packs list
+    them, with each one's own fields (the Polars matcher ordered them by a hash join)."""
+    log = tmp_path / "producer.log"
+    log.write_text(
+        "[2024-03-11 10:43:14,018] ERROR Error when sending message to topic orders with key: null, value: 11 bytes with error: "
+        "(org.apache.kafka.clients.producer.internals.ErrorLoggingCallback)\n"
+        "org.apache.kafka.common.errors.TimeoutException: Expiring 3 record(s) for orders-0:120018 ms has passed since batch creation\n"
+    )
+    r = run("events", "--tz", "UTC", "-f", "ndjson", log)
+    assert r.code == 0, r.err
+    rows = [json.loads(x) for x in r.out.splitlines()]
+    assert [(x["line"], x["event"]) for x in rows] == [(1, "batch_expired"), (1, "send_error")]
+    assert rows[0]["topic_partition"] == "orders-0" and rows[0]["records"] == 3
+    assert "topic_partition" not in rows[1] and rows[1]["bytes"] == 11
+
+
+def test_without_the_compiled_core_a_run_says_so_in_one_line(monkeypatch):
+    monkeypatch.setattr(compiled, "_module", None)
+    r = run("analyze", "--tz", "UTC", SAMPLES / "kafka-outage")
+    assert r.code == 2
+    assert r.err.strip().count("\n") == 0 and "compiled core (logsleuth._core) is not built" in r.err

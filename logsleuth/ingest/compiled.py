@@ -1,6 +1,7 @@
-"""The compiled reading core's Python surface (``logsleuth._core``, built from ``rust/``).
+"""The compiled core's Python surface (``logsleuth._core``, built from ``rust/``).
 
-With ``LOGSLEUTH_CORE=on``, for an input whose lines are read as they are (no envelope, no ANSI
+The matcher is compiled only (``recognise.matcher``; :func:`required`). The reading core is opt-in:
+with ``LOGSLEUTH_CORE=on``, for an input whose lines are read as they are (no envelope, no ANSI
 colours) with a layout that has a dated stamp, the core reads each chunk's bytes once: it finds
 the records, the lines that hold one of the packs' literals, and hands over only the lines of the
 records the reader asks for (the candidates, the coverage sample, the edges) — the other lines
@@ -40,7 +41,7 @@ def core() -> ModuleType | None:
 
 def module() -> ModuleType | None:
     """The extension module, or None when it is not built (a source checkout run without ``pip
-    install``, or an install with LOGSLEUTH_BUILD_CORE=0)."""
+    install``)."""
     global _module
     if _module is _missing:
         try:
@@ -50,6 +51,18 @@ def module() -> ModuleType | None:
         except ImportError:
             _module = None
     return _module  # type: ignore[return-value]
+
+
+def required() -> ModuleType:
+    """The extension module; when it is not built, a clear error (the matcher has no other
+    implementation)."""
+    mod = module()
+    if mod is None:
+        from logsleuth.errors import LogsleuthError
+
+        raise LogsleuthError("the compiled core (logsleuth._core) is not built: install logsleuth with pip on a machine "
+                             "with a Rust toolchain (README: what a machine needs)")
+    return mod
 
 
 def _u64(buf: bytes) -> np.ndarray:
@@ -105,9 +118,9 @@ class Scanner:
     """Chunks in, :class:`Chunk` of whole records out; the unfinished last record of each chunk is
     carried into the next (its bytes prepended, its lines numbered again)."""
 
-    def __init__(self, mod: ModuleType, start_regex: str, stamp_regex: str | None, head_chars: int, select_regexes: list[str]):
+    def __init__(self, mod: ModuleType, start_regex: str, stamp_regex: str | None, head_chars: int, literals: tuple[list[str], list[str]]):
         self._mod = mod
-        self.args = (start_regex, stamp_regex, head_chars, list(select_regexes))
+        self.args = (start_regex, stamp_regex, head_chars, (list(literals[0]), list(literals[1])))
         self.carry = b""
         self.carry_lines = 0
         self.next_line = 1

@@ -740,18 +740,18 @@ def _scanner(det: Detection, clock: FileClock, select, reduce, process) -> Scann
     lines are read as they are (no envelope, no ANSI colours), the layout is a known one with a
     dated stamp (time-only stamps need every record's time of day for the day's rollovers)."""
     mod = compiled.core()
-    regexes = getattr(select, "regexes", None)
-    if mod is None or regexes is None or process is None or reduce is not None:
+    literals = getattr(select, "literals", None)
+    if mod is None or literals is None or process is None or reduce is not None:
         return None
     lay = det.layout
     if not det.envelope.is_none or det.envelope.ansi or lay.is_fallback or lay.inferred or clock.time_only:
         return None
-    if any(c in r for r in regexes for c in "\n\r\0"):  # a literal a line cannot hold (searched over the unsplit text)
+    if any(c in lit for side in literals for lit in side for c in "\n\r\0"):  # a literal a line cannot hold (searched over the unsplit text)
         return None
     start = lay.ts_regex if "(?P<ts>" in lay.start_regex else lay.start_regex
     extra = record_start_regex()  # the same record starts as the Polars path (records.start_expr)
     start = start if extra is None else f"(?:{start})|{extra}"
-    return Scanner(mod, start, infer.any_dated_stamp(), infer.HEAD_CHARS, regexes)
+    return Scanner(mod, start, infer.any_dated_stamp(), infer.HEAD_CHARS, literals)
 
 
 def _time_sources(recs: pl.DataFrame) -> dict[str, int]:

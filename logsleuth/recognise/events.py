@@ -230,6 +230,9 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
     changed"; costs a full parse of every record)."""
     if flt is not None:
         flt.check(packs)
+    from logsleuth.ingest.compiled import required
+
+    required()  # the matcher is compiled only: say so before reading, not as an unreadable input
     matcher = Matcher(packs)
     reduce = None
     if templates:
@@ -251,10 +254,10 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
 
     match.constant_columns = tuple(EVENT_COLUMNS)  # type: ignore[attr-defined]  (literals: no copy needed)
 
-    def select() -> pl.Expr:  # the literal prefilter, as a Polars expression and as regexes for the compiled core
+    def select() -> pl.Expr:  # the literal prefilter, as a Polars expression and as literals for the compiled core
         return matcher.prefilter()
 
-    select.regexes = matcher.prefilter_regexes()  # type: ignore[attr-defined]
+    select.literals = matcher.literals()  # type: ignore[attr-defined]
 
     texts = TextStore()  # the events' record texts, out of the table (on disk; see ingest/texts.py)
     wrong = WrongInputWatch()

@@ -1,11 +1,16 @@
-"""Records -> events, as Polars expressions.
+"""Records -> events.
 
-1. A literal prefilter (each pattern's required text, Aho-Corasick via ``str.contains_any``) runs on
-   every line while the record stream is read; only records with a hit are parsed at all.
-2. For each pattern, the selected records are narrowed by its own literal and its logger scope,
-   and only those run the regex (``str.extract_groups`` on the Rust engine: linear time).
+1. A literal prefilter (every pattern's required texts) runs on every line while the record
+   stream is read (a Polars expression, or the compiled core's scan of the unsplit chunk); only
+   records with a hit are parsed at all.
+2. The compiled core's matcher (rust/src/matcher.rs, the only implementation) finds in each
+   selected record's text the literals of every pattern at once (Aho-Corasick), checks each
+   candidate pattern's logger scope and runs its regex (the ``regex`` crate: linear time), and
+   hands back the events (record, pattern) and each captured field as a string column.
 3. The output is the events table: the record columns, ``system``, ``component``, ``pack``,
-   ``pattern``, ``event``, ``severity`` and one typed column per vocabulary field.
+   ``pattern``, ``event``, ``severity`` and one typed column per vocabulary field. A record two
+   patterns match (one message in a Java and a C++ client's wording) gives two events, in the
+   packs' order of their patterns.
 """
 
 from __future__ import annotations
@@ -57,107 +62,86 @@ class Matcher:
         parts = max(1, math.ceil(len(cs) / 64))
         k = max(1, math.ceil(len(cs) / parts))  # literals per alternation, the parts about equal
         self._alternations = ["|".join(re.escape(x) for x in cs[i : i + k]) for i in range(0, len(cs), k)]
-        self._alternation_ci = "(?i)" + "|".join(re.escape(x) for x in ci) if ci else ""
+        self._core = None
+        self._event_table: pl.DataFrame | None = None
 
     def prefilter(self, column: str = "text") -> pl.Expr:
         """True for a line that contains some pattern's required literal.
 
-        Alternations of escaped literals (at most 64 each, ORed): Rust's regex engine compiles each
-        to a literal multi-substring searcher, measured ~1.8x faster here than ``str.contains_any``."""
+        The case-sensitive literals as alternations of escaped literals (at most 64 each, ORed):
+        Rust's regex engine compiles each to a literal multi-substring searcher, measured ~1.8x
+        faster here than ``str.contains_any``; the case-insensitive ones ASCII-case-insensitively,
+        as the matcher finds them (so a line is a candidate exactly when the compiled core's scan,
+        which searches :meth:`literals`, says so)."""
         parts = [pl.col(column).str.contains(a) for a in self._alternations]
-        if self._alternation_ci:
-            parts.append(pl.col(column).str.contains(self._alternation_ci))
+        if self._ci:
+            parts.append(pl.col(column).str.contains_any(self._ci, ascii_case_insensitive=True))
         return pl.any_horizontal(parts) if parts else pl.lit(False)
 
-    def prefilter_regexes(self) -> list[str]:
-        """The regexes of :meth:`prefilter` (a line is a candidate when one of them matches it),
-        for the compiled reading core, which searches them over a chunk's unsplit text."""
-        return list(self._alternations) + ([self._alternation_ci] if self._alternation_ci else [])
+    def literals(self) -> tuple[list[str], list[str]]:
+        """(case-sensitive, ASCII-case-insensitive) literals of :meth:`prefilter`, for the compiled
+        reading core, which searches them over a chunk's unsplit text."""
+        return list(self._cs), list(self._ci)
+
+    def _compiled(self):
+        """The compiled matcher of these patterns (logsleuth._core.Matcher), built on first use."""
+        if self._core is None:
+            from logsleuth.ingest.compiled import required
+
+            owners: dict[tuple[str, bool], list[int]] = {}
+            for i, p in enumerate(self.patterns):
+                for lit in p.contains:
+                    key = (lit.lower(), True) if p.ignore_case else (lit, False)
+                    owners.setdefault(key, []).append(i)
+            sides = []
+            for ci in (False, True):
+                lits = sorted({k[0] for k in owners if k[1] == ci})
+                sides += [lits, [owners[(lit, ci)] for lit in lits]]
+            specs = [(p.regex, p.boundary_regex if p.anchored else None, p.scope_regex, p.require_scope, list(p.fields))
+                     for p in self.patterns]
+            self._core = required().Matcher(specs, *sides)
+        return self._core
 
     def match(self, records: pl.DataFrame, text: str = "msg", complete: bool = True) -> pl.DataFrame:
-        """Events of ``records`` (every pattern that matches a record gives one event). ``complete``:
-        with every vocabulary field as a column (else only the fields some event here has; the
-        caller completes the table with ``complete``)."""
+        """Events of ``records`` (every pattern that matches a record gives one event, a record's
+        events in the packs' order of their patterns). ``complete``: with every vocabulary field as
+        a column (else only the fields some event here has, in the vocabulary's order; the caller
+        completes the table with ``complete``).
+
+        The compiled core does the matching (rust/src/matcher.rs): one Aho-Corasick pass for the
+        literals, then each candidate pattern's scope and regex; its captures come back as string
+        columns, typed here."""
         if records.height == 0:
             return self.empty(records)
-        records = records.with_row_index("_rec")
-        candidates = self._candidates(records, text)
-        out: list[pl.DataFrame] = []
         positioned = "isolated" in records.columns
-        for p_index, rec_ids in candidates:
-            p = self.patterns[p_index]
-            cand = records.filter(pl.col("_rec").is_in(rec_ids.implode()))
-            if p.scope_regex:  # a record without a logger is not excluded by a scope, unless it must have one
-                in_scope = pl.col("logger").str.contains(p.scope_regex)
-                cand = cand.filter(in_scope.fill_null(False) if p.require_scope else (pl.col("logger").is_null() | in_scope))
-            if p.anchored and positioned:
-                # the message where the layout isolated it; elsewhere, wherever it sits in the line
-                iso = pl.col("isolated").fill_null(False)
-                parts = [(cand.filter(iso), p.regex), (cand.filter(~iso), p.boundary_regex)]
-            else:
-                parts = [(cand, p.regex)]
-            for frame, regex in parts:
-                hit = self._hits(frame, p, regex, text)
-                if hit is not None:
-                    out.append(hit)
-        if not out:
-            return self.empty(records.drop("_rec"))
-        ev = pl.concat(out, how="diagonal_relaxed").sort("_rec", maintain_order=True).drop("_rec")
-        ev = ev.drop("isolated", strict=False)
+        texts = records[text].cast(pl.String)
+        loggers = records["logger"].cast(pl.String) if "logger" in records.columns and any(p.scope for p in self.patterns) else None
+        iso = records["isolated"].__arrow_c_stream__() if positioned else None
+        recs, pats, fields = self._compiled().match_records(
+            texts.__arrow_c_stream__(), loggers.__arrow_c_stream__() if loggers is not None else None, iso
+        )
+        if not len(recs):
+            return self.empty(records)
+        rec, pat = pl.Series(recs), pl.Series(pats)
+        ev = records.drop("isolated", strict=False).select(pl.all().gather(rec))
+        table = self._table()
+        ev = ev.with_columns([table[c].gather(pat) for c in EVENT_COLUMNS])
+        if fields:  # (in the vocabulary's order: the order the outputs give them)
+            order = {f: i for i, f in enumerate(self.packs.vocabulary)}
+            fields = sorted(fields, key=lambda f: order.get(f[0], len(order)))
+            raw = pl.DataFrame([pl.Series(col).alias(name) for name, col in fields])
+            typed = raw.select([cast_field(pl.col(name), self.packs.field_type(name)).alias(name) for name, _ in fields])
+            ev = pl.concat([ev, typed], how="horizontal")
         return self.complete(ev) if complete else ev
 
-    def _hits(self, cand: pl.DataFrame, p: Pattern, regex: str, text: str) -> pl.DataFrame | None:
-        """The candidates ``regex`` matches, with the pattern's fields: one regex pass (an empty
-        group in front tells a match from a miss when every field is optional)."""
-        if cand.height == 0:
-            return None
-        cols = [_literal(k, v) for k, v in zip(EVENT_COLUMNS, (p.system, p.component, p.pack, p.id, p.event, p.severity))]
-        if not p.fields:
-            hit = cand.filter(pl.col(text).str.contains(regex))
-            return hit.with_columns(cols) if hit.height else None
-        found = cand.with_columns(_g=pl.col(text).str.extract_groups(f"(?P<_hit_>)(?:{regex})"))
-        hit = found.filter(pl.col("_g").struct.field("_hit_").is_not_null())
-        if hit.height == 0:
-            return None
-        groups = pl.col("_g")
-        cols += [cast_field(groups.struct.field(f), self.packs.field_type(f)).alias(f) for f in p.fields]  # issue 21: wide/non-ASCII integers
-        return hit.with_columns(cols).drop("_g")
-
-    def _candidates(self, records: pl.DataFrame, text: str) -> list[tuple[int, pl.Series]]:
-        """(pattern index, record ids) pairs whose record contains the pattern's literal: one
-        Aho-Corasick pass over the text for all literals at once."""
-        owners: dict[tuple[str, bool], list[int]] = {}
-        for i, p in enumerate(self.patterns):
-            for lit in p.contains:
-                key = (lit.lower(), True) if p.ignore_case else (lit, False)
-                owners.setdefault(key, []).append(i)
-        pairs: list[pl.DataFrame] = []
-        for ci in (False, True):
-            lits = sorted({k[0] for k in owners if k[1] == ci})
-            if not lits:
-                continue
-            found = records.select(
-                "_rec", _lit=pl.col(text).str.extract_many(lits, overlapping=True, ascii_case_insensitive=ci)
-            ).explode("_lit").drop_nulls("_lit")
-            if ci:
-                found = found.with_columns(pl.col("_lit").str.to_lowercase())
-            table = pl.DataFrame(
-                [(lit, i) for (lit, c), idx in owners.items() if c == ci for i in idx],
-                schema={"_lit": pl.String, "_p": pl.Int64},
-                orient="row",
+    def _table(self) -> pl.DataFrame:
+        """The patterns' literal columns (system ... severity), one row per pattern, as categories."""
+        if self._event_table is None:
+            rows = [(p.system, p.component, p.pack, p.id, p.event, p.severity) for p in self.patterns]
+            self._event_table = pl.DataFrame(rows, schema=dict.fromkeys(EVENT_COLUMNS, pl.String), orient="row").with_columns(
+                [pl.col(c).cast(pl.Categorical) for c in CATEGORICAL]
             )
-            pairs.append(found.join(table, on="_lit").select("_p", "_rec"))
-        if not pairs:
-            return []
-        allp = pl.concat(pairs).unique(maintain_order=True)
-        return [(int(k[0]), g["_rec"]) for k, g in allp.group_by("_p", maintain_order=True)]
-
-    def _narrow(self, p: Pattern, text: str) -> pl.Expr:
-        col = pl.col(text)
-        lit = col.str.contains_any(list(p.contains), ascii_case_insensitive=p.ignore_case)
-        if p.scope_regex:
-            lit = lit & (pl.col("logger").is_null() | pl.col("logger").str.contains(p.scope_regex))
-        return lit
+        return self._event_table
 
     def empty(self, records: pl.DataFrame) -> pl.DataFrame:
         ev = records.clear().drop("isolated", strict=False).with_columns(
