@@ -132,6 +132,18 @@ def test_some_findings_are_declared_as_data() -> None:
     assert MIGRATED, "no finding has its verdict in a TOML file"
 
 
+VERDICT_FILES = sorted((Path(logsleuth.__file__).parent / "detectors").glob("*/*.toml"))
+
+
+@pytest.mark.parametrize("path", VERDICT_FILES, ids=[p.name for p in VERDICT_FILES])
+def test_every_condition_and_template_of_a_verdict_file_parses(path) -> None:
+    """A run parses a condition when it first evaluates it (Verdict.load checks only the shape):
+    every condition and template of every verdict file, overlays too, is parsed here."""
+    from logsleuth.detectors.verdict import Verdict
+
+    Verdict.load(str(path), path.stem).check(parse=True)
+
+
 @pytest.mark.parametrize("det", MIGRATED, ids=[d.id for d in MIGRATED])
 def test_a_verdict_reads_only_what_its_facts_declare(det) -> None:
     assert det.facts is not None, f"{det.id}: a verdict without a facts type"

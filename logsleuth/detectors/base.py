@@ -54,6 +54,17 @@ def take(frame: pl.DataFrame, rows: pl.Expr, *columns, **named) -> pl.DataFrame:
     return _collect(frame.lazy().filter(rows).select(*columns, **named))
 
 
+def take_for(frame: pl.DataFrame, rows: pl.Expr, keys: pl.DataFrame, *columns, **named) -> pl.DataFrame:
+    """``take(frame, rows, *columns, **named)``, only the rows whose values of ``keys``' columns (as
+    selected) are those of a row of ``keys`` (nulls equal to nulls), in the table's order: all a join
+    or as-of join on those columns with ``keys`` can match, read without holding the others (a
+    reconnect storm's hundreds of thousands of creations, for the few producers a detector asks about)."""
+    from logsleuth.recognise.spill import _collect
+
+    lf = frame.lazy().filter(rows).select(*columns, **named)
+    return _collect(lf.join(keys.lazy().unique(), on=keys.columns, how="semi", nulls_equal=True, maintain_order="left"))
+
+
 def gather(frame, idx: pl.Series, *exprs: pl.Expr) -> pl.DataFrame:
     """``frame.select(e.gather(idx) for e in exprs)``: rows of ``frame`` by position (repeats and any
     order allowed). On a table on disk (recognise/spill.py) only those rows are read, not the

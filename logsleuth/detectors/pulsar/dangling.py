@@ -25,7 +25,8 @@ import polars as pl
 
 from logsleuth.detectors.pulsar.client_only import BrokerLogs, stuck_on_client
 from logsleuth.detectors.pulsar.dangling_facts import TH, VERDICT, DanglingFacts
-from logsleuth.detectors.base import Context, Detector, evidence, gather, keep, rows_at, take, fmt_duration, line_ref, ordered_evidence, rows, safe, segment_of
+from logsleuth.detectors.base import (Context, Detector, evidence, gather, keep, rows_at, take, take_for, fmt_duration, line_ref, ordered_evidence,
+                                      rows, safe, segment_of)
 from logsleuth.detectors.facts import absence
 from logsleuth.detectors.finding import Evidence, Finding
 
@@ -73,8 +74,8 @@ BROKER_EVENTS = ("producer_already_present", "producer_creating", "producer_crea
 def _broker_logs(ctx: Context, ev: pl.DataFrame) -> BrokerLogs:
     """The Pulsar broker logs given (a log with any broker-side event), each with its time span, and
     how to find a rejection line in one that no pattern matched (Context.near_misses)."""
-    comp = ev.filter(pl.col("component") == "broker") if "component" in ev.columns else ev.filter(pl.col("event").is_in(list(BROKER_EVENTS)))
-    paths = set(comp["path"].cast(pl.String).unique().to_list()) if comp.height else set()
+    broker = pl.col("component") == "broker" if "component" in ev.columns else pl.col("event").is_in(list(BROKER_EVENTS))
+    paths = set(take(ev, broker, pl.col("path").cast(pl.String).unique())["path"].to_list())  # (the names, not a column of them)
     spans = {r.name: (r.first_ts, r.last_ts) for r in ctx.log_inputs() if r.name in paths}
     return BrokerLogs(spans, lambda path, window: ctx.near_misses(path, ["producer_already_present"], window, limit=3))
 
@@ -126,9 +127,13 @@ def _stretches(ev: pl.DataFrame) -> pl.DataFrame | None:
     # one key can be stuck, recover (re-created, or its connection closed) and clash again later:
     # each stretch between such resets is judged on its own
     present = present.sort("ts").with_columns(_pid=pl.col("producer_id").fill_null(-1))
-    made = take(ev, pl.col("event") == "producer_created",
-                "path", "connection", _pid=pl.col("producer_id").fill_null(-1), ts="ts", _made=pl.col("ts")).sort("ts")
-    shut = take(ev, pl.col("event") == "connection_closed", "path", "connection", ts="ts", _shut=pl.col("ts")).sort("ts")
+    # the re-creations and connection closes of the rejected producers only (all the joins below can
+    # match), read once each: not every creation of a storm
+    created = take_for(ev, pl.col("event") == "producer_created", present.select("path", "connection", "_pid"),
+                       *KEY, "ts", "line", _pid=pl.col("producer_id").fill_null(-1))
+    closed = take_for(ev, pl.col("event") == "connection_closed", present.select("path", "connection"), "path", "connection", "ts")
+    made = created.select("path", "connection", "_pid", "ts", _made=pl.col("ts")).sort("ts")
+    shut = closed.select("path", "connection", "ts", _shut=pl.col("ts")).sort("ts")
     if made.height:
         present = present.join_asof(made, on="ts", by=["path", "connection", "_pid"], strategy="backward")
     else:
@@ -153,6 +158,8 @@ def _stretches(ev: pl.DataFrame) -> pl.DataFrame | None:
         .with_row_index(RUN)
     )
     del present, made, shut  # (what the stretches were made from: let go before the next steps build theirs)
+    created = created.select(*KEY, c_ts="ts", c_line="line")
+    closed = closed.select("path", "connection", x_ts="ts")
     # each stretch's first and last rejection as whole rows (all columns but the group keys)
     fields = [c for c in ev.columns if c not in KEY]
     groups = groups.with_columns(
@@ -161,13 +168,11 @@ def _stretches(ev: pl.DataFrame) -> pl.DataFrame | None:
     ).drop("_first_ev", "_last_ev")
     # recovery: "Created new producer" for the same key after the rejections began,
     # or the connection closed (the client reconnected or restarted)
-    created = take(ev, pl.col("event") == "producer_created", *KEY, c_ts="ts", c_line="line")
     recovered = (
         groups.select(RUN, *KEY, "first").join(created, on=KEY, how="inner", nulls_equal=True)
         .filter(pl.col("c_ts") >= pl.col("first"))
         .group_by(RUN, maintain_order=True).agg(recovered_at=pl.col("c_ts").min())
     )
-    closed = take(ev, pl.col("event") == "connection_closed", "path", "connection", x_ts="ts")
     released = (
         groups.select(RUN, "path", "connection", "last").join(closed, on=["path", "connection"], how="inner")
         .filter(pl.col("x_ts") >= pl.col("last"))
@@ -176,17 +181,26 @@ def _stretches(ev: pl.DataFrame) -> pl.DataFrame | None:
     return groups.join(recovered, on=RUN, how="left").join(released, on=RUN, how="left")
 
 
-def _creations(ev: pl.DataFrame) -> pl.DataFrame:
+def _creations(ev: pl.DataFrame, keys: pl.DataFrame | None = None) -> pl.DataFrame:
     """Every 'Creating producer' with the answer it got, if any: the next 'Created new producer' or
     'Failed to add producer' of the same producer on the same connection, or that connection's close
     ('Closed connection from …': the creation cannot be answered any more). The 2.x 'Failed to add
-    producer' text names the topic but no producer id: it answers the creation of that topic."""
+    producer' text names the topic but no producer id: it answers the creation of that topic.
+    ``keys`` (KEY columns): only the creations of these producers (and the answers and closes on
+    their connections, all that can answer them), not every creation of a storm."""
     # ``cr_ev``: the creation's row in ``ev`` (whole rows are taken only for the few creations a
     # finding names: a reconnect storm is mostly creations)
-    creating = take(
-        ev.with_row_index("cr_ev"), pl.col("event") == "producer_creating", *KEY, "topic", "cr_ev", cr_ts="ts"
-    ).with_columns(_pid=pl.col("producer_id").fill_null(-1)).sort("cr_ts")
-    answers = take(ev, pl.col("event").is_in(["producer_created", "producer_add_failed"]), "path", "connection", "producer_id", "topic", "ts", "line", "file", "event")
+    is_creating = pl.col("event") == "producer_creating"
+    cols = (*KEY, "topic", "cr_ev")
+    creating = (take(ev.with_row_index("cr_ev"), is_creating, *cols, cr_ts="ts") if keys is None
+                else take_for(ev.with_row_index("cr_ev"), is_creating, keys, *cols, cr_ts="ts"))
+    creating = creating.with_columns(_pid=pl.col("producer_id").fill_null(-1)).sort("cr_ts")
+    conns = None if keys is None else creating.select("path", "connection")
+
+    def answering(rows: pl.Expr, *columns, **named) -> pl.DataFrame:
+        return take(ev, rows, *columns, **named) if conns is None else take_for(ev, rows, conns, *columns, **named)
+
+    answers = answering(pl.col("event").is_in(["producer_created", "producer_add_failed"]), "path", "connection", "producer_id", "topic", "ts", "line", "file", "event")
     ts_type = ev.schema["ts"]
     out = creating
     # each kind of answer as (ts, line, file, event) columns with its own prefix, then the earliest
@@ -203,8 +217,8 @@ def _creations(ev: pl.DataFrame) -> pl.DataFrame:
     if by_topic.height:
         out = out.join_asof(by_topic, left_on="cr_ts", right_on="t_ts", by=["path", "connection", "topic"], strategy="forward")
         kinds.append("t")
-    closes = take(
-        ev, (pl.col("event") == "connection_closed") & pl.col("connection").is_not_null(),
+    closes = answering(
+        (pl.col("event") == "connection_closed") & pl.col("connection").is_not_null(),
         "path", "connection", x_ts="ts", x_line="line", x_file=pl.col("file").cast(pl.String), x_event="event",
     ).sort("x_ts")
     if closes.height:
@@ -240,7 +254,10 @@ def _link_dangling(ev: pl.DataFrame, stuck: pl.DataFrame) -> list[dict]:
     'not served by this instance' warning next to the dangling creation) and ``inferred`` (texts
     without the producer id or connection — pre-2.4, structured logging — take them from the only
     unanswered creation before the rejections, if there is exactly one)."""
-    cr = _creations(ev)
+    # the creations of the stuck producers only, when every stretch names its producer and connection
+    # (else the unanswered creations before a rejection that names none are searched: all of them)
+    named = stuck.filter(pl.col("producer_id").is_not_null() & pl.col("connection").is_not_null())
+    cr = _creations(ev, named.select(*KEY) if named.height == stuck.height else None)
     warn = ev.filter(pl.col("event") == "bundle_not_served").with_row_index("_wi")
     out = rows(stuck)
     # the last creation of each (path, connection, producer) at or before its first rejection, for
