@@ -23,7 +23,8 @@ import zoo
 from conftest import ROOT, SAMPLES, run, run_process
 from logsleuth.ingest import compiled
 
-ON = {"LOGSLEUTH_CORE": "on"}
+ON: dict[str, str] = {}  # the core reads by default
+OFF = {"LOGSLEUTH_CORE": "off"}  # the Polars path, the reference
 
 
 def test_the_install_built_the_core():
@@ -33,7 +34,7 @@ def test_the_install_built_the_core():
     assert mod.VERSION
 
 
-def test_the_core_reads_when_asked_and_only_then(monkeypatch):
+def test_the_core_reads_by_default_and_not_when_turned_off(monkeypatch):
     """Without this, the comparisons below would pass with the core never used."""
     fed: list[int] = []
     feed = compiled.Scanner.feed
@@ -41,13 +42,13 @@ def test_the_core_reads_when_asked_and_only_then(monkeypatch):
     r = run("events", "--tz", "UTC", "-f", "ndjson", SAMPLES / "pulsar-incident", env=ON)
     assert r.code == 0 and sum(fed) > 1_000_000, fed  # the broker logs and the Java clients' logs
     fed.clear()
-    r = run("events", "--tz", "UTC", "-f", "ndjson", SAMPLES / "pulsar-incident")
+    r = run("events", "--tz", "UTC", "-f", "ndjson", SAMPLES / "pulsar-incident", env=OFF)
     assert r.code == 0 and fed == []
 
 
 def _same(args: list, env_extra: dict | None = None, process: bool = False) -> None:
     on = run(*args, env={**ON, **(env_extra or {})}, process=process)
-    off = run(*args, env=env_extra, process=process)
+    off = run(*args, env={**OFF, **(env_extra or {})}, process=process)
     assert on.code == off.code, (on, off)
     assert on.out == off.out, f"stdout differs for {args}"
     assert on.err == off.err, f"stderr differs for {args}: {on.err!r} vs {off.err!r}"
@@ -135,19 +136,25 @@ def test_the_core_splits_and_flags_lines_as_polars_does(parts, head_chars):
         pytest.skip("the core is not built (test_the_install_built_the_core says so)")
     buf = "".join(parts).encode("utf-8")
     lines, starts, sel = _polars_reading(buf, head_chars)
-    done, total, ls, rl, wanted = mod.scan(buf, True, START, STAMP, head_chars, SELECT, True)
+    done, total, ls, rl, wanted = mod.LineScanner(START, STAMP, head_chars, SELECT).scan(buf, True, True)
     assert done == total == len(lines)
     recs = _u64(rl)
     assert recs == [i for i, s in enumerate(starts) if s]
     bounds = recs + [len(lines)]
     assert _u64(wanted) == [r for r in range(len(recs)) if any(sel[bounds[r]:bounds[r + 1]])]
-    # every record's lines taken out again are the lines Polars split
-    joined, idx, rec, first = mod.lines_of(buf, ls, rl, struct.pack(f"<{len(recs)}Q", *range(len(recs))), False)
-    back = pl.read_lines(joined, name="raw").to_series().to_list() if joined else []
-    assert back == lines and _u64(idx) == list(range(len(lines)))
+    # every record parsed again from the chunk: its first line and its continuation lines are the
+    # lines Polars split (the text the layout reads: leading NULs off), its line numbers theirs
+    parser = mod.RecordParser(None, None, r"(?s)^(?P<msg>\d{4}.*)$", ["msg"])
+    cols = dict(parser.records(buf, ls, rl, pl.Series(range(len(recs)), dtype=pl.Int64).__arrow_c_stream__(), False, 1, 0))
+    got = pl.DataFrame({k: pl.Series(v) for k, v in cols.items()})
+    texts = [x.lstrip("\x00") for x in lines]
+    assert got["raw"].to_list() == [texts[a] for a in recs]
+    assert got["line"].to_list() == [a + 1 for a in recs] and got["line_end"].to_list() == [b for b in bounds[1:]]
+    assert got["_cont"].to_list() == [("\n".join(texts[a + 1:b]) if b > a + 1 else None) for a, b in zip(recs, bounds[1:])]
+    assert got["isolated"].to_list() == [re.match(r"\d{4}", t) is not None for t in got["raw"].to_list()]
     # not the input's end: the last record is left for the next chunk
     if recs:
-        done2, _, ls2, _, _ = mod.scan(buf, True, START, STAMP, head_chars, SELECT, False)
+        done2, _, ls2, _, _ = mod.LineScanner(START, STAMP, head_chars, SELECT).scan(buf, True, False)
         assert done2 == recs[-1] and _u64(ls2)[-1] == (_u64(ls)[recs[-1]] if recs[-1] < len(lines) else len(buf))
 
 
@@ -157,7 +164,7 @@ def test_the_core_says_when_bytes_are_not_utf8():
         pytest.skip("the core is not built")
     assert mod.is_utf8(b"ok \xc3\xa9") and not mod.is_utf8(b"bad \xe9]")
     with pytest.raises(ValueError):
-        mod.scan(b"bad \xe9]\n", True, START, None, 0, SELECT, True)
+        mod.LineScanner(START, None, 0, SELECT).scan(b"bad \xe9]\n", True, True)
 
 
 # ---------------------------------------------------------------- the matcher (compiled only)

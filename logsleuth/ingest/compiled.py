@@ -1,19 +1,13 @@
 """The compiled core's Python surface (``logsleuth._core``, built from ``rust/``).
 
-The matcher is compiled only (``recognise.matcher``; :func:`required`). The reading core is opt-in:
-with ``LOGSLEUTH_CORE=on``, for an input whose lines are read as they are (no envelope, no ANSI
-colours) with a layout that has a dated stamp, the core reads each chunk's bytes once: it finds
-the records, the lines that hold one of the packs' literals, and hands over only the lines of the
-records the reader asks for (the candidates, the coverage sample, the edges) — the other lines
-never become a Polars column. Everything else (layout detection, the parse of the records, times,
-matching) is the same Python as on the Polars path, so the records and events are the same
-(tests/test_compiled_core.py compares both, byte for byte, on every sample).
-
-Not the default yet: measured on the benchmark logs it costs the same CPU as the Polars path it
-replaces (its literal search runs at rg's speed, the same regex engine as Polars'; what remains is
-per-chunk Python and Polars work both paths share) and up to 60 MB more peak memory on a dense log
-(the C allocator's heap, grown by the chunk-sized byte strings). docs/architecture.md says what
-comes next.
+The matcher is compiled only (``recognise.matcher``; :func:`required`). The reading core reads by
+default (``LOGSLEUTH_CORE=off``: the Polars path) an input whose lines are read as they are (no
+envelope, no ANSI colours) with a known layout that has a dated stamp: it scans each chunk's bytes
+once (``LineScanner``: record starts, the lines that hold one of the packs' literals) and parses
+only the records the reader asks for (``RecordParser``: the candidates, the coverage sample, the
+edges) into Arrow columns — the other lines never become a Polars column. The rest of ``assemble``
+(levels, the guess, times) is the Polars path's own (records.finish), so the records and events are
+the same (tests/test_compiled_core.py compares both, byte for byte, on every sample).
 """
 
 from __future__ import annotations
@@ -32,9 +26,9 @@ _module: object = _missing
 
 
 def core() -> ModuleType | None:
-    """The extension module when ``LOGSLEUTH_CORE=on`` asks for it and it is built, else None
-    (the Polars path reads)."""
-    if os.environ.get("LOGSLEUTH_CORE", "").lower() not in ("on", "1", "yes", "true"):
+    """The extension module for the reading core, unless ``LOGSLEUTH_CORE=off`` asks for the Polars
+    path (the reference the core is compared with, byte for byte, in tests/test_compiled_core.py)."""
+    if os.environ.get("LOGSLEUTH_CORE", "").lower() in ("off", "0", "no", "false"):
         return None
     return module()
 
@@ -91,36 +85,23 @@ class Chunk:
         """``{rid}`` of every record (what ``lines.filter(is_start).select("rid")`` is on the Polars path)."""
         return pl.DataFrame({"rid": pl.int_range(self.rid_base, self.rid_base + self.n_records, dtype=pl.Int64, eager=True)})
 
-    def heads(self, cond: pl.Expr) -> pl.DataFrame:
-        """The first lines of the records ``cond`` (on ``rid``) picks, as lines ``{line, raw, rid, is_start}``."""
-        rids = self.start_rids().filter(cond)["rid"]
-        return self.frame(rids, heads_only=True)
-
-    def frame(self, rids: pl.Series, heads_only: bool = False) -> pl.DataFrame:
-        """The lines of the records ``rids`` (ascending), or only their first lines."""
-        import numpy as np
-
-        local = (rids.to_numpy().astype(np.int64) - self.rid_base).astype("<u8")
-        joined, idx, rec, first = self._mod.lines_of(self.buf, self.line_starts, self.record_lines, local.tobytes(), heads_only)
-        raw = pl.read_lines(joined, name="raw").to_series() if joined else pl.Series("raw", [], dtype=pl.String)
-        n = raw.len()
-        if n != len(idx) // 8:  # the core splits lines as read_lines does; anything else is a bug
-            raise RuntimeError(f"logsleuth core: {len(idx) // 8} lines taken out, Polars split {n}")
-        return pl.DataFrame({
-            "line": pl.Series(_u64(idx).astype(np.int64) + self.line_base),
-            "raw": raw,
-            "rid": pl.Series(_u64(rec).astype(np.int64) + self.rid_base),
-            "is_start": pl.Series(np.frombuffer(first, dtype=np.uint8).astype(bool)),
-        })
+    def parse(self, parser, rids: pl.Series, heads_only: bool = False) -> list[tuple[str, object]]:
+        """The records ``rids`` (ascending) parsed by ``parser`` (a ``_core.RecordParser``): its
+        columns, for records.from_parser."""
+        local = rids.cast(pl.Int64) - self.rid_base
+        return parser.records(self.buf, self.line_starts, self.record_lines, local.__arrow_c_stream__(), heads_only,
+                              self.line_base, self.rid_base)
 
 
 class Scanner:
     """Chunks in, :class:`Chunk` of whole records out; the unfinished last record of each chunk is
     carried into the next (its bytes prepended, its lines numbered again)."""
 
-    def __init__(self, mod: ModuleType, start_regex: str, stamp_regex: str | None, head_chars: int, literals: tuple[list[str], list[str]]):
+    def __init__(self, mod: ModuleType, start_regex: str, stamp_regex: str | None, head_chars: int, literals: tuple[list[str], list[str]],
+                 parser=None):
         self._mod = mod
-        self.args = (start_regex, stamp_regex, head_chars, (list(literals[0]), list(literals[1])))
+        self.parser = parser  # the layout's RecordParser (the records' regex half)
+        self.lines = mod.LineScanner(start_regex, stamp_regex, head_chars, (list(literals[0]), list(literals[1])))
         self.carry = b""
         self.carry_lines = 0
         self.next_line = 1
@@ -134,8 +115,7 @@ class Scanner:
         buf = self.carry + text if self.carry else text
         if not buf:
             return None, 0
-        start, stamp, head_chars, select = self.args
-        done, total, ls, rl, wanted = self._mod.scan(buf, self.next_line == 1, start, stamp, head_chars, select, last)
+        done, total, ls, rl, wanted = self.lines.scan(buf, self.next_line == 1, last)
         new = total - self.carry_lines
         chunk = None
         if done:

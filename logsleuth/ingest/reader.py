@@ -22,7 +22,7 @@ from logsleuth.ingest.compiled import Chunk, Scanner
 from logsleuth.ingest.layouts import infer
 from logsleuth.ingest.layouts.catalog import builtin_layouts, record_start_regex
 from logsleuth.ingest.layouts.detect import MIN_RATE, SAMPLE_LINES, Detection, detect
-from logsleuth.ingest.records import RECORD_SCHEMA, assemble, stamp_prefix_expr, start_expr
+from logsleuth.ingest.records import RECORD_SCHEMA, assemble, from_parser, parser_args, stamp_prefix_expr, start_expr
 from logsleuth.ingest.timeparse import stamp_expr
 from logsleuth.ingest.sources import RANGE_END, Source, Span, finish_reading, line_chunks, split_chunk, utf8_text
 from logsleuth.ingest.encodings import encoding_label
@@ -163,6 +163,7 @@ def read_source(
     same_text = False
 
     pending: list[pl.DataFrame] = []  # with process: selected records not processed yet
+    own = [True]  # are the records pending so far each in buffers of their own (the compiled core's)?
 
     def flush() -> None:
         """The pending records processed at once: a few matcher passes per input instead of one per
@@ -171,24 +172,29 @@ def read_source(
             return
         batch = pending[0] if len(pending) == 1 else pl.concat(pending, how="diagonal_relaxed")
         pending.clear()
+        owned, own[0] = own[0], True
         out = process(batch)  # type: ignore[misc]
         if texts is not None and "raw" in out.columns:
             texts(out.select("line", "raw", *(["ts_text"] if "ts_text" in out.columns else [])))
             out = out.drop("raw")  # (ts_text is still needed for the span's stamps; dropped at the end)
         if out.height:
-            out = compact(out, constant=getattr(process, "constant_columns", ()))
+            if not owned:  # (the core's records: the events' strings are in the batch's own buffers)
+                out = compact(out, constant=getattr(process, "constant_columns", ()))
             if keeper is not None:
                 keeper.add(out)
             else:
                 parts.append(out)
 
-    def processed(rec: pl.DataFrame, edge_rids: list[int]) -> None:
+    def processed(rec: pl.DataFrame, edge_rids: list[int], owned: bool = False) -> None:
         """A chunk's records parsed: the edges kept for the span, the selected ones processed (in
-        batches of at least PROCESS_ROWS records: memory stays bounded by the batch)."""
+        batches of at least PROCESS_ROWS records: memory stays bounded by the batch). ``owned``:
+        the records' strings are in buffers made for them (the compiled core parsed only these
+        records), not views into the chunk's lines: nothing to copy, before or after matching."""
         edge_parts.append(compact(rec.filter(pl.col("rid").is_in(edge_rids))))
         sel = rec.filter(pl.col("_selected")).drop("_selected")
+        own[0] = own[0] and owned
         if sel.height:
-            pending.append(compact(sel))
+            pending.append(sel if owned else compact(sel))
             if sum(x.height for x in pending) >= PROCESS_ROWS:
                 flush()
 
@@ -223,7 +229,7 @@ def read_source(
             # keep the lines of the selected records (and the first and last of the chunk): they
             # are parsed once, at the end; coverage reads its own few records now
             if select is not None:
-                table, edge_rids = coverage_sample(_Lines(lines), n_starts, naive)
+                table, edge_rids = coverage_sample(_Lines(lines, det.layout, clock), n_starts, naive)
                 cparts.append(table)
                 if sum(c.height for c in cparts) > 50_000:  # fold the chunks' rows into one table now and then
                     cparts[:] = [edges(pl.concat(cparts, how="diagonal_relaxed"), _PROVISIONAL, _TIME_COLS)]
@@ -269,13 +275,13 @@ def read_source(
         rid = pl.col("rid")
         first, last = rid_base, rid_base + n_starts - 1
         picked = (rid % COVERAGE_EVERY == 0) | (rid == first) | (rid == last)
-        sample = assemble(lines.heads(picked), det.layout, clock, naive).select("rid", *_TIME_COLS)
+        sample = lines.parsed_heads(picked, naive).select("rid", *_TIME_COLS)
         timed = sample.filter(_PROVISIONAL.is_not_null())["rid"]
         if timed.len() and (timed.min() > first or timed.max() < last):  # the edges have no time
             lo, hi = timed.min(), timed.max()
-            outer = lines.heads(~picked & ((rid < lo) | (rid > hi)))
+            outer = lines.parsed_heads(~picked & ((rid < lo) | (rid > hi)), naive)
             if outer.height:
-                more = assemble(outer, det.layout, clock, naive).select("rid", *_TIME_COLS)
+                more = outer.select("rid", *_TIME_COLS)
                 sample = pl.concat([sample, more]).sort("rid")
                 timed = sample.filter(_PROVISIONAL.is_not_null())["rid"]
                 picked = picked | (rid < lo) | (rid > hi)
@@ -288,7 +294,7 @@ def read_source(
             inside = lines.start_rids().filter(~picked).join_asof(far, on="rid", strategy="backward")
             inside = inside.filter(pl.col("_far").fill_null(False) & (rid < pl.col("_to")))["rid"]
             if inside.len():
-                more = assemble(lines.heads(rid.is_in(inside.implode())), det.layout, clock, naive)
+                more = lines.parsed_heads(rid.is_in(inside.implode()), naive)
                 sample = pl.concat([sample, more.select("rid", *_TIME_COLS)])
         if sample.height > 2_000:  # a sparse stretch: keep the earliest and latest per minute and level
             return compact(edges(sample, _PROVISIONAL, _TIME_COLS)), edge_rids
@@ -302,16 +308,17 @@ def read_source(
         n_starts = chunk.n_records
         report.records += n_starts
         report.lines_in_records += chunk.lines
-        view = _Compiled(chunk, lambda f: envelopes.unwrap(f, det.envelope, clock.year_hint()))
+        assert scanner is not None and scanner.parser is not None
+        view = _Compiled(chunk, scanner.parser, det.layout, clock)
         table, edge_rids = coverage_sample(view, n_starts, None)
         cparts.append(table)
         if sum(c.height for c in cparts) > 50_000:  # fold the chunks' rows into one table now and then
             cparts[:] = [edges(pl.concat(cparts, how="diagonal_relaxed"), _PROVISIONAL, _TIME_COLS)]
         wanted = chunk.wanted
         keep = pl.concat([wanted, pl.Series("rid", edge_rids, dtype=pl.Int64)]).unique().sort()
-        kept = view.records(keep).with_columns(raw=pl.col("text"))  # no envelope: raw is the text (NUL padding stripped)
-        rec = assemble(kept, det.layout, clock, None).with_columns(_selected=pl.col("rid").is_in(wanted.implode()))
-        processed(rec, edge_rids)
+        # (no envelope: raw is the text, NUL padding stripped)
+        rec = view.records(keep).with_columns(_selected=pl.col("rid").is_in(wanted.implode()))
+        processed(rec, edge_rids, owned=True)
         rid_base += n_starts
 
     def per_line_exprs() -> dict[str, pl.Expr]:
@@ -706,32 +713,39 @@ def merge_ranges(parts: list[InputReport], det: Detection) -> tuple[InputReport,
 class _Lines:
     """A chunk's lines as a frame (the Polars path), seen as coverage_sample reads them."""
 
-    def __init__(self, lines: pl.DataFrame):
+    def __init__(self, lines: pl.DataFrame, layout, clock: FileClock):
         self.lines = lines
+        self.layout = layout
+        self.clock = clock
 
     def start_rids(self) -> pl.DataFrame:
         return self.lines.filter(pl.col("is_start")).select("rid")
 
-    def heads(self, cond: pl.Expr) -> pl.DataFrame:
-        return self.lines.filter(pl.col("is_start") & cond)
+    def parsed_heads(self, cond: pl.Expr, naive: pl.DataFrame | None) -> pl.DataFrame:
+        """The first lines of the records ``cond`` (on ``rid``) picks, assembled (no continuation lines)."""
+        return assemble(self.lines.filter(pl.col("is_start") & cond), self.layout, self.clock, naive)
 
 
 class _Compiled:
-    """A chunk the compiled core scanned, seen as coverage_sample reads it; ``unwrap`` adds the
-    ``text`` and envelope columns to the lines taken out (as ``unwrapped`` does on the Polars path)."""
+    """A chunk the compiled core scanned, seen as coverage_sample reads it: its records parsed by
+    the core (``RecordParser``), the rest of ``assemble`` in Polars (records.from_parser)."""
 
-    def __init__(self, chunk: Chunk, unwrap: Callable[[pl.DataFrame], pl.DataFrame]):
+    def __init__(self, chunk: Chunk, parser, layout, clock: FileClock):
         self.chunk = chunk
-        self.unwrap = unwrap
+        self.parser = parser
+        self.layout = layout
+        self.clock = clock
 
     def start_rids(self) -> pl.DataFrame:
         return self.chunk.start_rids()
 
-    def heads(self, cond: pl.Expr) -> pl.DataFrame:
-        return self.unwrap(self.chunk.heads(cond))
+    def parsed_heads(self, cond: pl.Expr, naive: pl.DataFrame | None) -> pl.DataFrame:
+        rids = self.chunk.start_rids().filter(cond)["rid"]
+        return from_parser(self.chunk.parse(self.parser, rids, heads_only=True), self.layout, self.clock)
 
     def records(self, rids: pl.Series) -> pl.DataFrame:
-        return self.unwrap(self.chunk.frame(rids))
+        """The records ``rids`` (ascending), assembled."""
+        return from_parser(self.chunk.parse(self.parser, rids), self.layout, self.clock)
 
 
 def _scanner(det: Detection, clock: FileClock, select, reduce, process) -> Scanner | None:
@@ -751,7 +765,7 @@ def _scanner(det: Detection, clock: FileClock, select, reduce, process) -> Scann
     start = lay.ts_regex if "(?P<ts>" in lay.start_regex else lay.start_regex
     extra = record_start_regex()  # the same record starts as the Polars path (records.start_expr)
     start = start if extra is None else f"(?:{start})|{extra}"
-    return Scanner(mod, start, infer.any_dated_stamp(), infer.HEAD_CHARS, literals)
+    return Scanner(mod, start, infer.any_dated_stamp(), infer.HEAD_CHARS, literals, mod.RecordParser(*parser_args(lay)))
 
 
 def _time_sources(recs: pl.DataFrame) -> dict[str, int]:

@@ -66,8 +66,35 @@ def assemble(lines: pl.DataFrame, layout: Layout, clock: FileClock, naive: pl.Da
 
     ``naive`` holds ``{rid, _ts_naive}`` computed over all record starts for time-only layouts.
     """
-    starts = lines.filter(pl.col("is_start"))
     cont = lines.filter(~pl.col("is_start"))
+    rec = _heads(lines.filter(pl.col("is_start")), layout, "env_naive" in lines.columns)
+    tails = cont.group_by("rid").agg(line_end=pl.col("line").max(), _cont=pl.col("text").str.join("\n")) if cont.height else None
+    return finish(rec, layout, clock, naive, tails)
+
+
+def parser_args(layout: Layout) -> tuple[str | None, str | None, str | None, list[str]]:
+    """The compiled core's ``RecordParser`` arguments for this (known, not inferred) layout: the
+    regexes :func:`assemble` runs on a record's first line, as the same texts."""
+    if layout.tail_regex is None:
+        return None, None, full_regex(layout), list(layout.fields)
+    tail = f"(?P<_tail>{layout.tail_regex})$" if layout.tail_regex else None
+    return layout.head_capture, tail, None, list(layout.fields)
+
+
+def from_parser(cols: list[tuple[str, object]], layout: Layout, clock: FileClock) -> pl.DataFrame:
+    """:func:`assemble` of records the compiled core parsed (``RecordParser.records``: the regex
+    half, done there; no envelope, so no envelope columns but nulls)."""
+    frame = pl.DataFrame([pl.Series(col).alias(name) for name, col in cols])  # type: ignore[arg-type]
+    tails = frame.select("rid", "line_end", "_cont") if "_cont" in frame.columns else None
+    rec = frame.drop("line_end", "_cont", strict=False).with_columns(
+        host=pl.lit(None, dtype=pl.String), env_ts=pl.lit(None, dtype=pl.Datetime("us", "UTC")),
+        _env_naive=pl.lit(None, dtype=pl.Datetime("us")),
+    )
+    return finish(rec, layout, clock, None, tails, aligned=True)
+
+
+def _heads(starts: pl.DataFrame, layout: Layout, has_env_naive: bool) -> pl.DataFrame:
+    """The records' first lines parsed by the layout: fields, message, isolated (the regex half)."""
     fields = set(layout.fields)
     if layout.is_fallback:
         parsed = None
@@ -114,9 +141,17 @@ def assemble(lines: pl.DataFrame, layout: Layout, clock: FileClock, naive: pl.Da
         "isolated": pl.lit(False) if layout.is_fallback else msg.is_not_null(),
         "host": pl.col("env_host"),
         "env_ts": pl.col("env_ts"),
-        "_env_naive": pl.col("env_naive") if "env_naive" in lines.columns else pl.lit(None, dtype=pl.Datetime("us")),
+        "_env_naive": pl.col("env_naive") if has_env_naive else pl.lit(None, dtype=pl.Datetime("us")),
     }
-    rec = starts.select(**cols)
+    return starts.select(**cols)
+
+
+def finish(rec: pl.DataFrame, layout: Layout, clock: FileClock, naive: pl.DataFrame | None,
+           tails: pl.DataFrame | None, aligned: bool = False) -> pl.DataFrame:
+    """The rest of :func:`assemble` on parsed first lines: levels, the guess for records the layout
+    did not isolate, times, and the continuation lines (``tails``: ``{rid, line_end, _cont}``, one
+    row per record with continuation lines, or with ``aligned`` one row per record of ``rec``,
+    ``_cont`` null where there are none)."""
     guess = rec.height > 0 and not rec["isolated"].all()
     if guess:  # records whose layout did not isolate the message: level and logger from the line's head
         head = pl.col("msg")
@@ -152,10 +187,13 @@ def assemble(lines: pl.DataFrame, layout: Layout, clock: FileClock, naive: pl.Da
             _ts_naive=pl.when(pl.col("_ts_aware").is_null()).then(pl.coalesce(pl.col("_ts_naive"), pl.col("_env_naive")))
         )
     rec = rec.drop("_env_naive")
-    if cont.height:
-        tails = cont.group_by("rid").agg(
-            line_end=pl.col("line").max(), _cont=pl.col("text").str.join("\n")
-        )
+    if tails is not None and aligned:
+        rec = rec.with_columns(line_end=tails["line_end"], _cont=tails["_cont"]).with_columns(
+            msg=pl.when(pl.col("_cont").is_not_null())
+            .then(pl.concat_str([pl.col("msg"), pl.lit("\n"), pl.col("_cont")]))
+            .otherwise(pl.col("msg")),
+        ).drop("_cont")
+    elif tails is not None:
         rec = rec.join(tails, on="rid", how="left", maintain_order="left")
         rec = rec.with_columns(
             line_end=pl.coalesce(pl.col("line_end"), pl.col("line")),

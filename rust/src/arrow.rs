@@ -184,6 +184,26 @@ pub fn import_u8(capsule: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
     Ok(out)
 }
 
+/// An Int64 column's values (no nulls), from its Arrow C stream.
+pub fn import_i64(capsule: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
+    let (format, chunks) = import_stream(capsule)?;
+    if format != b"l" {
+        return Err(PyValueError::new_err(format!("arrow stream: an Int64 column was expected, got format {:?}", String::from_utf8_lossy(&format))));
+    }
+    let mut out = Vec::new();
+    for c in &chunks {
+        let a = &c.array;
+        if a.null_count != 0 {
+            return Err(PyValueError::new_err("arrow stream: an Int64 column without nulls was expected"));
+        }
+        unsafe {
+            let v: *const i64 = buffer(a, 1);
+            out.extend_from_slice(std::slice::from_raw_parts(v.add(a.offset as usize), a.length as usize));
+        }
+    }
+    Ok(out)
+}
+
 impl Strings {
     /// The rows of the stream in `capsule` (an `arrow_array_stream` PyCapsule of a String column).
     pub fn import(capsule: &Bound<'_, PyAny>) -> PyResult<Strings> {
@@ -264,7 +284,8 @@ impl Strings {
 // Out: columns built here
 
 /// A column built here, handed to Polars once (`pl.Series(column)`: the object speaks
-/// `__arrow_c_stream__`): a large-string (`U`) or a UInt32 (`I`) array.
+/// `__arrow_c_stream__`): a string-view (`vu`) or large-string (`U`), UInt32 (`I`), Int64 (`l`) or
+/// Boolean (`b`) array.
 #[pyclass(module = "logsleuth._core")]
 pub struct Column {
     format: &'static CStr,
@@ -277,6 +298,24 @@ pub struct Column {
 }
 
 impl Column {
+    pub fn i64s(name: &str, values: &[i64]) -> Column {
+        let mut data = Vec::with_capacity(values.len() * 8);
+        for v in values {
+            data.extend_from_slice(&v.to_le_bytes());
+        }
+        Column { format: c"l", length: values.len() as i64, nulls: 0, buffers: vec![Vec::new(), data], name: cname(name), taken: false }
+    }
+
+    pub fn bools(name: &str, values: &[bool]) -> Column {
+        let mut data = vec![0u8; values.len().div_ceil(8)];
+        for (i, &v) in values.iter().enumerate() {
+            if v {
+                data[i / 8] |= 1 << (i % 8);
+            }
+        }
+        Column { format: c"b", length: values.len() as i64, nulls: 0, buffers: vec![Vec::new(), data], name: cname(name), taken: false }
+    }
+
     pub fn u32s(name: &str, values: &[u32]) -> Column {
         let mut data = Vec::with_capacity(values.len() * 4);
         for v in values {
@@ -335,13 +374,35 @@ impl StringColumn {
             .collect()
     }
 
+    /// The column as a `string_view` array (`vu`), Polars' own string layout, so the import is not a
+    /// conversion: 16 bytes a row (the string itself when it is at most 12 bytes, else its length,
+    /// first 4 bytes and place in the one data buffer); `large_string` when the data passes 4 GB.
     pub fn finish(self) -> Column {
         let validity = if self.nulls > 0 { self.validity } else { Vec::new() };
+        let off = |k: usize| i64::from_le_bytes(self.offsets[8 * k..8 * k + 8].try_into().unwrap()) as usize;
+        if self.data.len() > u32::MAX as usize {
+            return Column { format: c"U", length: self.rows as i64, nulls: self.nulls, buffers: vec![validity, self.offsets, self.data], name: cname(&self.name), taken: false };
+        }
+        let mut views = vec![0u8; self.rows * 16];
+        for i in 0..self.rows {
+            let (s, e) = (off(i), off(i + 1));
+            let v = &mut views[16 * i..16 * i + 16];
+            let n = e - s;
+            v[..4].copy_from_slice(&(n as u32).to_le_bytes());
+            if n <= 12 {
+                v[4..4 + n].copy_from_slice(&self.data[s..e]);
+            } else {
+                v[4..8].copy_from_slice(&self.data[s..s + 4]);
+                // v[8..12]: buffer index 0
+                v[12..16].copy_from_slice(&(s as u32).to_le_bytes());
+            }
+        }
+        let sizes = (self.data.len() as i64).to_le_bytes().to_vec();
         Column {
-            format: c"U",
+            format: c"vu",
             length: self.rows as i64,
             nulls: self.nulls,
-            buffers: vec![validity, self.offsets, self.data],
+            buffers: vec![validity, views, self.data, sizes],
             name: cname(&self.name),
             taken: false,
         }
@@ -450,6 +511,7 @@ impl Column {
         if self.length == 0 && self.format == c"U" && buffers[1].is_empty() {
             buffers[1] = 0i64.to_le_bytes().to_vec();
         }
+        // (string_view: the C interface gives the variadic buffers' count as n_buffers - 3)
         let state = StreamState { buffers: Some(buffers), format: self.format, length: self.length, nulls: self.nulls, name: self.name.clone() };
         let stream = Box::new(ArrowArrayStream {
             get_schema: Some(stream_schema),

@@ -5,8 +5,8 @@
 //! lines that hold one of the packs' literals (searched over the unsplit buffer by Aho-Corasick
 //! automata, never line by line), and so the records to parse. Lines are split exactly as
 //! Polars' `read_lines` splits them: on `\n`, one trailing `\r` removed, the last piece a line when
-//! it is not empty. Only the lines Python asks for afterwards (`lines_of`) are copied out, joined by
-//! `\n`, for Polars to split again: no per-line Python object, no column of every line.
+//! it is not empty. Only the records Python asks for afterwards are parsed (`records.rs`) into Arrow
+//! columns: no per-line Python object, no column of every line.
 //!
 //! The start regexes are the same texts Python gives Polars, compiled by the same engine (the `regex`
 //! crate), and the literals the same set the Polars prefilter searches (the case-insensitive ones
@@ -19,6 +19,7 @@ use regex::Regex;
 
 mod arrow;
 mod matcher;
+mod records;
 
 /// The line of text at `buf[s..e]` (e excludes the `\n`): one trailing `\r` off, leading NULs off
 /// (what `read_lines` and the unwrapping of a line without envelope leave for the layout to read).
@@ -52,7 +53,7 @@ fn u64s<'py>(py: Python<'py>, v: &[u64]) -> Bound<'py, PyBytes> {
     PyBytes::new(py, &out)
 }
 
-fn read_u64s(b: &[u8]) -> Vec<u64> {
+pub(crate) fn read_u64s(b: &[u8]) -> Vec<u64> {
     b.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect()
 }
 
@@ -188,82 +189,48 @@ fn scan_impl(
     Scan { line_starts: starts, rec_lines, wanted, done_lines, total_lines: lines }
 }
 
-/// `scan(buf, first_is_input_start, start_regex, stamp_regex, head_chars, (cs_literals, ci_literals), last)`
-/// -> `(lines, total, line_starts, record_lines, wanted)`: `lines` complete-record lines processed (of
-/// `total` in the buffer; the
-/// rest, from byte `line_starts[lines]` on, is the unfinished last record: the caller carries it
-/// into the next chunk), the u64 buffers of each line's byte offset (plus the end), each record's
-/// first line and the records with a literal. Raises ValueError when `buf` is not UTF-8.
-#[pyfunction]
-#[pyo3(signature = (buf, first_is_input_start, start_regex, stamp_regex, head_chars, literals, last))]
-#[allow(clippy::too_many_arguments, clippy::type_complexity)]
-fn scan<'py>(
-    py: Python<'py>,
-    buf: &[u8],
-    first_is_input_start: bool,
-    start_regex: &str,
-    stamp_regex: Option<&str>,
+/// `LineScanner(start_regex, stamp_regex, head_chars, (cs_literals, ci_literals))`: the regexes and
+/// literal automata of one input, compiled once and used for every chunk (`scan`).
+#[pyclass(module = "logsleuth._core", frozen)]
+struct LineScanner {
+    start: Regex,
+    stamp: Option<Regex>,
     head_chars: usize,
-    literals: (Vec<String>, Vec<String>),
-    last: bool,
-) -> PyResult<(usize, usize, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
-    let start = compile(start_regex)?;
-    let stamp = stamp_regex.map(compile).transpose()?;
-    let select = Select::new(&literals.0, &literals.1)?;
-    let text = std::str::from_utf8(buf).map_err(|e| PyValueError::new_err(format!("not UTF-8: {e}")))?;
-    let s = py.detach(|| scan_impl(text, first_is_input_start, &start, stamp.as_ref(), head_chars, &select, last));
-    Ok((s.done_lines, s.total_lines, u64s(py, &s.line_starts), u64s(py, &s.rec_lines), u64s(py, &s.wanted)))
+    select: Select,
 }
 
-/// `lines_of(buf, line_starts, record_lines, records, heads_only)` -> `(joined, line_index,
-/// record, is_start)`: the lines of the given records (ascending record indices from `scan`), or
-/// only their first lines, as their bytes joined by `\n` (each line's own `\r` kept, so Polars'
-/// `read_lines` gives the same strings as for the whole chunk), and per line its index in the
-/// chunk, its record and whether it starts it (u64 / u64 / u8 buffers).
-#[pyfunction]
-#[allow(clippy::type_complexity)]
-fn lines_of<'py>(
-    py: Python<'py>,
-    buf: &[u8],
-    line_starts: &[u8],
-    record_lines: &[u8],
-    records: &[u8],
-    heads_only: bool,
-) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
-    let starts = read_u64s(line_starts);
-    let recs = read_u64s(record_lines);
-    let want = read_u64s(records);
-    if starts.is_empty() {
-        return Err(PyValueError::new_err("lines_of: no line offsets"));
+#[pymethods]
+impl LineScanner {
+    #[new]
+    fn new(start_regex: &str, stamp_regex: Option<&str>, head_chars: usize, literals: (Vec<String>, Vec<String>)) -> PyResult<LineScanner> {
+        Ok(LineScanner {
+            start: compile(start_regex)?,
+            stamp: stamp_regex.map(compile).transpose()?,
+            head_chars,
+            select: Select::new(&literals.0, &literals.1)?,
+        })
     }
-    let lines = starts.len() - 1;
-    let end = starts[lines] as usize;
-    if end > buf.len() {
-        return Err(PyValueError::new_err("lines_of: offsets beyond the buffer"));
+
+    /// `scan(buf, first_is_input_start, last)` -> `(lines, total, line_starts, record_lines,
+    /// wanted)`: `lines` complete-record lines processed (of `total` in the buffer; the rest,
+    /// from byte `line_starts[lines]` on, is the unfinished last record: the caller carries it
+    /// into the next chunk), the u64 buffers of each line's byte offset (plus the end), each
+    /// record's first line and the records with a literal. Raises ValueError when `buf` is not
+    /// UTF-8.
+    #[allow(clippy::type_complexity)]
+    fn scan<'py>(
+        &self,
+        py: Python<'py>,
+        buf: &[u8],
+        first_is_input_start: bool,
+        last: bool,
+    ) -> PyResult<(usize, usize, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+        let s = py.detach(|| -> PyResult<Scan> {
+            let text = std::str::from_utf8(buf).map_err(|e| PyValueError::new_err(format!("not UTF-8: {e}")))?;
+            Ok(scan_impl(text, first_is_input_start, &self.start, self.stamp.as_ref(), self.head_chars, &self.select, last))
+        })?;
+        Ok((s.done_lines, s.total_lines, u64s(py, &s.line_starts), u64s(py, &s.rec_lines), u64s(py, &s.wanted)))
     }
-    let mut joined: Vec<u8> = Vec::new();
-    let (mut idx, mut rid, mut first) = (Vec::new(), Vec::new(), Vec::new());
-    for &r in &want {
-        let r = r as usize;
-        if r >= recs.len() {
-            return Err(PyValueError::new_err("lines_of: no such record"));
-        }
-        let a = recs[r] as usize;
-        let b = if heads_only { a + 1 } else if r + 1 < recs.len() { recs[r + 1] as usize } else { lines };
-        for k in a..b.min(lines) {
-            let s = starts[k] as usize;
-            let mut e = starts[k + 1] as usize;
-            if e > s && buf[e - 1] == b'\n' {
-                e -= 1;
-            }
-            joined.extend_from_slice(&buf[s..e]);
-            joined.push(b'\n');
-            idx.push(k as u64);
-            rid.push(r as u64);
-            first.push((k == a) as u8);
-        }
-    }
-    Ok((PyBytes::new(py, &joined), u64s(py, &idx), u64s(py, &rid), PyBytes::new(py, &first)))
 }
 
 /// `is_utf8(buf)`: whether `buf` is valid UTF-8.
@@ -274,11 +241,11 @@ fn is_utf8(py: Python<'_>, buf: &[u8]) -> bool {
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(scan, m)?)?;
-    m.add_function(wrap_pyfunction!(lines_of, m)?)?;
+    m.add_class::<LineScanner>()?;
     m.add_function(wrap_pyfunction!(is_utf8, m)?)?;
     m.add_class::<matcher::Matcher>()?;
     m.add_class::<arrow::Column>()?;
+    m.add_class::<records::RecordParser>()?;
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

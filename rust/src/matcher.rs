@@ -12,7 +12,8 @@
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use std::sync::OnceLock;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
 
 use regex::Regex;
 
@@ -43,11 +44,21 @@ impl Rows for Vec<Option<&str>> {
 }
 
 /// A pattern as given; its regexes are compiled the first time it has a candidate (a run's few
-/// dozen patterns, not the packs' 250: a one-line log costs no 0.1 s of compiling).
+/// dozen patterns, not the packs' 250: a one-line log costs no 0.1 s of compiling), and kept while
+/// they are among the COMPILED_KEPT used last (a compiled pattern is ~90 KB: `patterns check` of a
+/// user's pack of thousands would otherwise grow with the pack).
 struct Pat {
     spec: PatSpec,
     fields: Vec<String>,
-    compiled: OnceLock<Result<Compiled, String>>,
+}
+
+const COMPILED_KEPT: usize = 512;
+
+/// The compiled patterns kept, by pattern index, and their order of use (oldest first).
+#[derive(Default)]
+struct Kept {
+    by_index: HashMap<u32, Arc<Compiled>>,
+    order: VecDeque<u32>,
 }
 
 struct Compiled {
@@ -61,27 +72,22 @@ struct Compiled {
 }
 
 impl Pat {
-    fn compiled(&self) -> Result<&Compiled, String> {
-        self.compiled
-            .get_or_init(|| {
-                let (regex, boundary, scope, require_scope, fields) = &self.spec;
-                let err = |e: PyErr| e.to_string();
-                let regex = compile(regex).map_err(err)?;
-                let boundary = boundary.as_deref().map(compile).transpose().map_err(err)?;
-                let mut groups = Vec::with_capacity(fields.len());
-                for f in fields {
-                    let g = group_index(&regex, f).map_err(err)?;
-                    let b = match &boundary {
-                        Some(b) => group_index(b, f).map_err(err)?,
-                        None => g,
-                    };
-                    groups.push((g, b));
-                }
-                let scope = scope.as_deref().map(compile).transpose().map_err(err)?;
-                Ok(Compiled { regex, boundary, scope, require_scope: *require_scope, groups })
-            })
-            .as_ref()
-            .map_err(|e| e.clone())
+    fn compile(&self) -> Result<Compiled, String> {
+        let (regex, boundary, scope, require_scope, fields) = &self.spec;
+        let err = |e: PyErr| e.to_string();
+        let regex = compile(regex).map_err(err)?;
+        let boundary = boundary.as_deref().map(compile).transpose().map_err(err)?;
+        let mut groups = Vec::with_capacity(fields.len());
+        for f in fields {
+            let g = group_index(&regex, f).map_err(err)?;
+            let b = match &boundary {
+                Some(b) => group_index(b, f).map_err(err)?,
+                None => g,
+            };
+            groups.push((g, b));
+        }
+        let scope = scope.as_deref().map(compile).transpose().map_err(err)?;
+        Ok(Compiled { regex, boundary, scope, require_scope: *require_scope, groups })
     }
 }
 
@@ -126,6 +132,7 @@ impl Literals {
 #[pyclass(module = "logsleuth._core", frozen)]
 pub struct Matcher {
     pats: Vec<Pat>,
+    kept: Mutex<Kept>,
     cs: Option<Literals>,
     ci: Option<Literals>,
 }
@@ -143,13 +150,14 @@ impl Matcher {
         ci_owners: Vec<Vec<u32>>,
     ) -> PyResult<Matcher> {
         let pats: Vec<Pat> =
-            patterns.into_iter().map(|spec| Pat { fields: spec.4.clone(), spec, compiled: OnceLock::new() }).collect();
+            patterns.into_iter().map(|spec| Pat { fields: spec.4.clone(), spec }).collect();
         let n = pats.len() as u32;
         if cs_owners.iter().chain(ci_owners.iter()).flatten().any(|&p| p >= n) {
             return Err(PyValueError::new_err("logsleuth core: an owner is not a pattern"));
         }
         Ok(Matcher {
             pats,
+            kept: Mutex::new(Kept::default()),
             cs: Literals::new(&cs_literals, cs_owners, false)?,
             ci: Literals::new(&ci_literals, ci_owners, true)?,
         })
@@ -198,6 +206,25 @@ struct Event<'t> {
 }
 
 impl Matcher {
+    /// Pattern `p` compiled (kept among the COMPILED_KEPT used last).
+    fn compiled(&self, p: u32) -> Result<Arc<Compiled>, String> {
+        let mut kept = self.kept.lock().map_err(|_| "logsleuth core: the matcher's cache is poisoned".to_string())?;
+        if let Some(c) = kept.by_index.get(&p).cloned() {
+            kept.order.retain(|&q| q != p);
+            kept.order.push_back(p);
+            return Ok(c);
+        }
+        let c = Arc::new(self.pats[p as usize].compile()?);
+        kept.by_index.insert(p, c.clone());
+        kept.order.push_back(p);
+        while kept.order.len() > COMPILED_KEPT {
+            if let Some(old) = kept.order.pop_front() {
+                kept.by_index.remove(&old);
+            }
+        }
+        Ok(c)
+    }
+
     /// (pattern, record) candidates: per pattern, in the order first seen, its records ascending.
     fn candidates(&self, texts: &dyn Rows) -> Vec<(u32, Vec<u32>)> {
         let n = self.pats.len();
@@ -248,7 +275,8 @@ impl Matcher {
         let mut events: Vec<Event<'t>> = Vec::new();
         let mut hit_order: Vec<u32> = Vec::new(); // the patterns with an event, in candidate order
         for (p, recs) in self.candidates(texts) {
-            let pat = self.pats[p as usize].compiled()?;
+            let pat = self.compiled(p)?;
+            let pat = pat.as_ref();
             let before = events.len();
             let mut rlocs = pat.regex.capture_locations();
             let mut blocs = pat.boundary.as_ref().unwrap_or(&pat.regex).capture_locations();
