@@ -13,13 +13,10 @@ the same (tests/test_compiled_core.py compares both, byte for byte, on every sam
 from __future__ import annotations
 
 import os
+import struct
 from types import ModuleType
-from typing import TYPE_CHECKING
 
 import polars as pl
-
-if TYPE_CHECKING:
-    import numpy as np
 
 _missing = object()
 _module: object = _missing
@@ -59,10 +56,9 @@ def required() -> ModuleType:
     return mod
 
 
-def _u64(buf: bytes) -> np.ndarray:
-    import numpy as np  # only when the core reads (numpy costs a start-up that a plain run does not need)
-
-    return np.frombuffer(buf, dtype="<u8")
+def _last_u64(buf: bytes) -> int:
+    """The last of a buffer of little-endian u64 (the core's line offsets)."""
+    return struct.unpack_from("<Q", buf, len(buf) - 8)[0]
 
 
 class Chunk:
@@ -70,7 +66,7 @@ class Chunk:
     ``line_base`` on; lines are taken out by record (``heads``, ``records``)."""
 
     def __init__(self, mod: ModuleType, buf: bytes, line_base: int, rid_base: int, line_starts: bytes,
-                 record_lines: bytes, wanted: bytes, lines: int):
+                 record_lines: bytes, wanted: object, lines: int):
         self._mod = mod
         self.buf = buf
         self.line_base = line_base
@@ -79,7 +75,7 @@ class Chunk:
         self.record_lines = record_lines
         self.lines = lines
         self.n_records = len(record_lines) // 8
-        self.wanted = pl.Series("rid", _u64(wanted).astype("int64") + rid_base)
+        self.wanted = pl.Series(wanted).alias("rid") + rid_base
 
     def start_rids(self) -> pl.DataFrame:
         """``{rid}`` of every record (what ``lines.filter(is_start).select("rid")`` is on the Polars path)."""
@@ -121,7 +117,7 @@ class Scanner:
         if done:
             chunk = Chunk(self._mod, buf, self.next_line, self.next_rid, ls, rl, wanted, done)
             self.next_rid += chunk.n_records
-        cut = int(_u64(ls)[-1])
+        cut = _last_u64(ls)
         self.carry = buf[cut:] if cut < len(buf) else b""
         self.carry_lines = total - done
         self.next_line += done

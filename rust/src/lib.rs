@@ -214,9 +214,9 @@ impl LineScanner {
     /// `scan(buf, first_is_input_start, last)` -> `(lines, total, line_starts, record_lines,
     /// wanted)`: `lines` complete-record lines processed (of `total` in the buffer; the rest,
     /// from byte `line_starts[lines]` on, is the unfinished last record: the caller carries it
-    /// into the next chunk), the u64 buffers of each line's byte offset (plus the end), each
-    /// record's first line and the records with a literal. Raises ValueError when `buf` is not
-    /// UTF-8.
+    /// into the next chunk), the u64 buffers of each line's byte offset (plus the end) and of
+    /// each record's first line, and the records with a literal (an Int64 column for
+    /// `pl.Series`). Raises ValueError when `buf` is not UTF-8.
     #[allow(clippy::type_complexity)]
     fn scan<'py>(
         &self,
@@ -224,12 +224,13 @@ impl LineScanner {
         buf: &[u8],
         first_is_input_start: bool,
         last: bool,
-    ) -> PyResult<(usize, usize, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    ) -> PyResult<(usize, usize, Bound<'py, PyBytes>, Bound<'py, PyBytes>, arrow::Column)> {
         let s = py.detach(|| -> PyResult<Scan> {
             let text = std::str::from_utf8(buf).map_err(|e| PyValueError::new_err(format!("not UTF-8: {e}")))?;
             Ok(scan_impl(text, first_is_input_start, &self.start, self.stamp.as_ref(), self.head_chars, &self.select, last))
         })?;
-        Ok((s.done_lines, s.total_lines, u64s(py, &s.line_starts), u64s(py, &s.rec_lines), u64s(py, &s.wanted)))
+        let wanted: Vec<i64> = s.wanted.iter().map(|&r| r as i64).collect();
+        Ok((s.done_lines, s.total_lines, u64s(py, &s.line_starts), u64s(py, &s.rec_lines), arrow::Column::i64s("rid", &wanted)))
     }
 }
 
