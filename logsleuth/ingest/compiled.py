@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import struct
+import sys
 from types import ModuleType
 
 import polars as pl
@@ -89,6 +90,33 @@ class Chunk:
                               self.line_base, self.rid_base)
 
 
+MMAP_THRESHOLD = 4 << 20  # bytes: an allocation this big or bigger is its own mapping (glibc)
+_heap_fixed = False
+
+
+def _fix_mmap_threshold() -> None:
+    """Have glibc map every allocation of MMAP_THRESHOLD or more on its own, returned to the system
+    when freed. By default the threshold moves up to the size of each big block freed (up to 32 MB),
+    so the chunk-sized byte strings the core reads from come from the heap after the first few, and
+    the heap stays at its high-water mark: measured on the dense 1.5M log, peak RSS 385 MB against
+    355 MB with the threshold fixed (and the Polars path's 357), CPU the same. Other C libraries:
+    nothing to do (the call is glibc's)."""
+    global _heap_fixed
+    if _heap_fixed:
+        return
+    _heap_fixed = True
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None)
+        if hasattr(libc, "mallopt") and hasattr(libc, "gnu_get_libc_version"):
+            libc.mallopt(-3, MMAP_THRESHOLD)  # M_MMAP_THRESHOLD (malloc.h); fixing it ends the adjustment
+    except OSError:
+        pass
+
+
 class Scanner:
     """Chunks in, :class:`Chunk` of whole records out; the unfinished last record of each chunk is
     carried into the next (its bytes prepended, its lines numbered again)."""
@@ -97,6 +125,7 @@ class Scanner:
                  parser=None):
         self._mod = mod
         self.parser = parser  # the layout's RecordParser (the records' regex half)
+        _fix_mmap_threshold()
         self.lines = mod.LineScanner(start_regex, stamp_regex, head_chars, (list(literals[0]), list(literals[1])))
         self.carry = b""
         self.carry_lines = 0
