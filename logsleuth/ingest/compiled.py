@@ -2,7 +2,7 @@
 
 The matcher is compiled only (``recognise.matcher``; :func:`required`). The reading core reads by
 default (``LOGSLEUTH_CORE=off``: the Polars path) an input whose lines are read as they are (no
-envelope, no ANSI colours) with a known layout that has a dated stamp: it scans each chunk's bytes
+envelope, no ANSI colours) with a known layout (a dated or a time-only stamp): it scans each chunk's bytes
 once (``LineScanner``: record starts, the lines that hold one of the packs' literals) and parses
 only the records the reader asks for (``RecordParser``: the candidates, the coverage sample, the
 edges) into Arrow columns — the other lines never become a Polars column. The rest of ``assemble``
