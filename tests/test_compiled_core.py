@@ -136,12 +136,15 @@ def test_the_core_splits_and_flags_lines_as_polars_does(parts, head_chars):
         pytest.skip("the core is not built (test_the_install_built_the_core says so)")
     buf = "".join(parts).encode("utf-8")
     lines, starts, sel = _polars_reading(buf, head_chars)
-    done, total, ls, rl, wanted = mod.LineScanner(START, STAMP, head_chars, SELECT).scan(buf, True, True)
+    done, total, ls, rl, wanted, tod = mod.LineScanner(START, STAMP, head_chars, SELECT, r"(?P<ts>\d{2}:\d{2})", 1).scan(buf, True, True)
     assert done == total == len(lines)
     recs = _u64(rl)
     assert recs == [i for i, s in enumerate(starts) if s]
     bounds = recs + [len(lines)]
     assert pl.Series(wanted).to_list() == [r for r in range(len(recs)) if any(sel[bounds[r]:bounds[r + 1]])]
+    # a time-only layout's stamp text of every record, as stamp_prefix_expr extracts it
+    texts0 = pl.Series([lines[a] for a in recs], dtype=pl.String).str.strip_chars_start("\x00")
+    assert pl.Series(tod).to_list() == texts0.str.extract(r"(?P<ts>\d{2}:\d{2})", 1).to_list()
     # every record parsed again from the chunk: its first line and its continuation lines are the
     # lines Polars split (the text the layout reads: leading NULs off), its line numbers theirs
     parser = mod.RecordParser(None, None, r"(?s)^(?P<msg>\d{4}.*)$", ["msg"])
@@ -154,7 +157,7 @@ def test_the_core_splits_and_flags_lines_as_polars_does(parts, head_chars):
     assert got["isolated"].to_list() == [re.match(r"\d{4}", t) is not None for t in got["raw"].to_list()]
     # not the input's end: the last record is left for the next chunk
     if recs:
-        done2, _, ls2, _, _ = mod.LineScanner(START, STAMP, head_chars, SELECT).scan(buf, True, False)
+        done2, _, ls2, _, _, _ = mod.LineScanner(START, STAMP, head_chars, SELECT).scan(buf, True, False)
         assert done2 == recs[-1] and _u64(ls2)[-1] == (_u64(ls)[recs[-1]] if recs[-1] < len(lines) else len(buf))
 
 

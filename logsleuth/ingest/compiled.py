@@ -2,7 +2,7 @@
 
 The matcher is compiled only (``recognise.matcher``; :func:`required`). The reading core reads by
 default (``LOGSLEUTH_CORE=off``: the Polars path) an input whose lines are read as they are (no
-envelope, no ANSI colours) with a known layout that has a dated stamp: it scans each chunk's bytes
+envelope, no ANSI colours) with a known layout (a dated or a time-only stamp): it scans each chunk's bytes
 once (``LineScanner``: record starts, the lines that hold one of the packs' literals) and parses
 only the records the reader asks for (``RecordParser``: the candidates, the coverage sample, the
 edges) into Arrow columns — the other lines never become a Polars column. The rest of ``assemble``
@@ -64,11 +64,13 @@ def _last_u64(buf: bytes) -> int:
 
 class Chunk:
     """One scanned buffer of whole records: its records are numbered ``rid_base`` on, its lines
-    ``line_base`` on; lines are taken out by record (``heads``, ``records``)."""
+    ``line_base`` on; records are parsed by index (``parse``). ``tod``: for a time-only layout,
+    every record's stamp text (``_tod_text``), else None."""
 
     def __init__(self, mod: ModuleType, buf: bytes, line_base: int, rid_base: int, line_starts: bytes,
-                 record_lines: bytes, wanted: object, lines: int):
+                 record_lines: bytes, wanted: object, lines: int, tod: object = None):
         self._mod = mod
+        self.tod = pl.Series(tod) if tod is not None else None
         self.buf = buf
         self.line_base = line_base
         self.rid_base = rid_base
@@ -122,11 +124,11 @@ class Scanner:
     carried into the next (its bytes prepended, its lines numbered again)."""
 
     def __init__(self, mod: ModuleType, start_regex: str, stamp_regex: str | None, head_chars: int, literals: tuple[list[str], list[str]],
-                 parser=None):
+                 parser=None, tod: tuple[str, int] | None = None):
         self._mod = mod
         self.parser = parser  # the layout's RecordParser (the records' regex half)
         _fix_mmap_threshold()
-        self.lines = mod.LineScanner(start_regex, stamp_regex, head_chars, (list(literals[0]), list(literals[1])))
+        self.lines = mod.LineScanner(start_regex, stamp_regex, head_chars, (list(literals[0]), list(literals[1])), *(tod or (None, 0)))
         self.carry = b""
         self.carry_lines = 0
         self.next_line = 1
@@ -140,11 +142,11 @@ class Scanner:
         buf = self.carry + text if self.carry else text
         if not buf:
             return None, 0
-        done, total, ls, rl, wanted = self.lines.scan(buf, self.next_line == 1, last)
+        done, total, ls, rl, wanted, tod = self.lines.scan(buf, self.next_line == 1, last)
         new = total - self.carry_lines
         chunk = None
         if done:
-            chunk = Chunk(self._mod, buf, self.next_line, self.next_rid, ls, rl, wanted, done)
+            chunk = Chunk(self._mod, buf, self.next_line, self.next_rid, ls, rl, wanted, done, tod)
             self.next_rid += chunk.n_records
         cut = _last_u64(ls)
         self.carry = buf[cut:] if cut < len(buf) else b""

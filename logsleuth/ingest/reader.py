@@ -9,6 +9,7 @@ the hot path never parses the other records' fields.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import sys
 import threading
 from typing import Callable, Iterator
@@ -300,22 +301,29 @@ def read_source(
 
     def handle_compiled(chunk: Chunk) -> None:
         """:func:`handle` for a chunk the compiled core scanned (select and process, no reduce,
-        no time-only stamps, no envelope): only the lines of the records parsed are taken out."""
+        no envelope): only the records asked for are parsed, by the core. Time-only stamps: every
+        record's time of day dates it, counting midnights (as ``handle`` does)."""
         nonlocal rid_base
         assert det is not None and clock is not None and chunk.rid_base == rid_base
         n_starts = chunk.n_records
         report.records += n_starts
         report.lines_in_records += chunk.lines
         assert scanner is not None and scanner.parser is not None
+        naive = None
+        if clock.time_only and chunk.tod is not None:
+            tod = stamp_expr(pl.col("_tod_text"), det.layout.time, None)[2]  # type: ignore[arg-type]
+            starts = chunk.start_rids().with_columns(_tod_text=chunk.tod).select("rid", _tod=tod)
+            naive = clock.naive_from_tod(starts).select("rid", "_ts_naive")
+            clock.observe_naive(naive)
         view = _Compiled(chunk, scanner.parser, det.layout, clock)
-        table, edge_rids = coverage_sample(view, n_starts, None)
+        table, edge_rids = coverage_sample(view, n_starts, naive)
         cparts.append(table)
         if sum(c.height for c in cparts) > 50_000:  # fold the chunks' rows into one table now and then
             cparts[:] = [edges(pl.concat(cparts, how="diagonal_relaxed"), _PROVISIONAL, _TIME_COLS)]
         wanted = chunk.wanted
         keep = pl.concat([wanted, pl.Series("rid", edge_rids, dtype=pl.Int64)]).unique().sort()
         # (no envelope: raw is the text, NUL padding stripped)
-        rec = view.records(keep).with_columns(_selected=pl.col("rid").is_in(wanted.implode()))
+        rec = view.records(keep, naive).with_columns(_selected=pl.col("rid").is_in(wanted.implode()))
         processed(rec, edge_rids, owned=True)
         rid_base += n_starts
 
@@ -739,31 +747,36 @@ class _Compiled:
 
     def parsed_heads(self, cond: pl.Expr, naive: pl.DataFrame | None) -> pl.DataFrame:
         rids = self.chunk.start_rids().filter(cond)["rid"]
-        return from_parser(self.chunk.parse(self.parser, rids, heads_only=True), self.layout, self.clock)
+        return from_parser(self.chunk.parse(self.parser, rids, heads_only=True), self.layout, self.clock, naive)
 
-    def records(self, rids: pl.Series) -> pl.DataFrame:
+    def records(self, rids: pl.Series, naive: pl.DataFrame | None = None) -> pl.DataFrame:
         """The records ``rids`` (ascending), assembled."""
-        return from_parser(self.chunk.parse(self.parser, rids), self.layout, self.clock)
+        return from_parser(self.chunk.parse(self.parser, rids), self.layout, self.clock, naive)
 
 
 def _scanner(det: Detection, clock: FileClock, select, reduce, process) -> Scanner | None:
     """The compiled core's scanner for this input, when it can read it exactly as the Polars path
     does: the events are wanted (select and process, not every record parsed for ``reduce``), the
     lines are read as they are (no envelope, no ANSI colours), the layout is a known one with a
-    dated stamp (time-only stamps need every record's time of day for the day's rollovers)."""
+    stamp (a time-only one: the core gives every record's stamp text, for the day's rollovers)."""
     mod = compiled.core()
     literals = getattr(select, "literals", None)
     if mod is None or literals is None or process is None or reduce is not None:
         return None
     lay = det.layout
-    if not det.envelope.is_none or det.envelope.ansi or lay.is_fallback or lay.inferred or clock.time_only:
+    if not det.envelope.is_none or det.envelope.ansi or lay.is_fallback or lay.inferred:
         return None
+    tod = None
+    if clock.time_only:  # the stamp's text on every record's first line, as stamp_prefix_expr takes it
+        if lay.time is None:
+            return None
+        tod = (lay.ts_regex, re.compile(lay.ts_regex).groupindex.get("ts", 0))
     if any(c in lit for side in literals for lit in side for c in "\n\r\0"):  # a literal a line cannot hold (searched over the unsplit text)
         return None
     start = lay.ts_regex if "(?P<ts>" in lay.start_regex else lay.start_regex
     extra = record_start_regex()  # the same record starts as the Polars path (records.start_expr)
     start = start if extra is None else f"(?:{start})|{extra}"
-    return Scanner(mod, start, infer.any_dated_stamp(), infer.HEAD_CHARS, literals, mod.RecordParser(*parser_args(lay)))
+    return Scanner(mod, start, infer.any_dated_stamp(), infer.HEAD_CHARS, literals, mod.RecordParser(*parser_args(lay)), tod)
 
 
 def _time_sources(recs: pl.DataFrame) -> dict[str, int]:

@@ -81,16 +81,16 @@ def parser_args(layout: Layout) -> tuple[str | None, str | None, str | None, lis
     return layout.head_capture, tail, None, list(layout.fields)
 
 
-def from_parser(cols: list[tuple[str, object]], layout: Layout, clock: FileClock) -> pl.DataFrame:
+def from_parser(cols: list[tuple[str, object]], layout: Layout, clock: FileClock, naive: pl.DataFrame | None = None) -> pl.DataFrame:
     """:func:`assemble` of records the compiled core parsed (``RecordParser.records``: the regex
-    half, done there; no envelope, so no envelope columns but nulls)."""
+    half, done there; no envelope, so no envelope columns but nulls). ``naive``: as for assemble."""
     frame = pl.DataFrame([pl.Series(col).alias(name) for name, col in cols])  # type: ignore[arg-type]
     tails = frame.select("rid", "line_end", "_cont") if "_cont" in frame.columns else None
     rec = frame.drop("line_end", "_cont", strict=False).with_columns(
         host=pl.lit(None, dtype=pl.String), env_ts=pl.lit(None, dtype=pl.Datetime("us", "UTC")),
         _env_naive=pl.lit(None, dtype=pl.Datetime("us")),
     )
-    return finish(rec, layout, clock, None, tails, aligned=True)
+    return finish(rec, layout, clock, naive, tails, aligned=True)
 
 
 def _heads(starts: pl.DataFrame, layout: Layout, has_env_naive: bool) -> pl.DataFrame:

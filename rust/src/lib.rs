@@ -197,17 +197,29 @@ struct LineScanner {
     stamp: Option<Regex>,
     head_chars: usize,
     select: Select,
+    /// a time-only layout's stamp regex and its group: each record's stamp text (the day's
+    /// rollovers are counted over every record, not only the ones parsed)
+    tod: Option<(Regex, usize)>,
 }
 
 #[pymethods]
 impl LineScanner {
     #[new]
-    fn new(start_regex: &str, stamp_regex: Option<&str>, head_chars: usize, literals: (Vec<String>, Vec<String>)) -> PyResult<LineScanner> {
+    #[pyo3(signature = (start_regex, stamp_regex, head_chars, literals, tod_regex=None, tod_group=0))]
+    fn new(
+        start_regex: &str,
+        stamp_regex: Option<&str>,
+        head_chars: usize,
+        literals: (Vec<String>, Vec<String>),
+        tod_regex: Option<&str>,
+        tod_group: usize,
+    ) -> PyResult<LineScanner> {
         Ok(LineScanner {
             start: compile(start_regex)?,
             stamp: stamp_regex.map(compile).transpose()?,
             head_chars,
             select: Select::new(&literals.0, &literals.1)?,
+            tod: tod_regex.map(|r| compile(r).map(|re| (re, tod_group))).transpose()?,
         })
     }
 
@@ -215,8 +227,9 @@ impl LineScanner {
     /// wanted)`: `lines` complete-record lines processed (of `total` in the buffer; the rest,
     /// from byte `line_starts[lines]` on, is the unfinished last record: the caller carries it
     /// into the next chunk), the u64 buffers of each line's byte offset (plus the end) and of
-    /// each record's first line, and the records with a literal (an Int64 column for
-    /// `pl.Series`). Raises ValueError when `buf` is not UTF-8.
+    /// each record's first line, the records with a literal (an Int64 column for `pl.Series`),
+    /// and with a `tod_regex` each record's stamp text (its first line's `tod_group`: a String
+    /// column, null where the line has none), else None. Raises ValueError when `buf` is not UTF-8.
     #[allow(clippy::type_complexity)]
     fn scan<'py>(
         &self,
@@ -224,13 +237,26 @@ impl LineScanner {
         buf: &[u8],
         first_is_input_start: bool,
         last: bool,
-    ) -> PyResult<(usize, usize, Bound<'py, PyBytes>, Bound<'py, PyBytes>, arrow::Column)> {
-        let s = py.detach(|| -> PyResult<Scan> {
+    ) -> PyResult<(usize, usize, Bound<'py, PyBytes>, Bound<'py, PyBytes>, arrow::Column, Option<arrow::Column>)> {
+        let (s, tod) = py.detach(|| -> PyResult<(Scan, Option<arrow::Column>)> {
             let text = std::str::from_utf8(buf).map_err(|e| PyValueError::new_err(format!("not UTF-8: {e}")))?;
-            Ok(scan_impl(text, first_is_input_start, &self.start, self.stamp.as_ref(), self.head_chars, &self.select, last))
+            let s = scan_impl(text, first_is_input_start, &self.start, self.stamp.as_ref(), self.head_chars, &self.select, last);
+            let tod = self.tod.as_ref().map(|(re, g)| {
+                let mut col = arrow::StringColumn::new("_tod_text", s.rec_lines.len());
+                for &k in &s.rec_lines {
+                    let k = k as usize;
+                    let (a, mut e) = (s.line_starts[k] as usize, s.line_starts[k + 1] as usize);
+                    if e > a && buf[e - 1] == b'\n' {
+                        e -= 1;
+                    }
+                    col.push(re.captures(text_of(text, a, e)).and_then(|c| c.get(*g)).map(|m| m.as_str()));
+                }
+                col.finish()
+            });
+            Ok((s, tod))
         })?;
         let wanted: Vec<i64> = s.wanted.iter().map(|&r| r as i64).collect();
-        Ok((s.done_lines, s.total_lines, u64s(py, &s.line_starts), u64s(py, &s.rec_lines), arrow::Column::i64s("rid", &wanted)))
+        Ok((s.done_lines, s.total_lines, u64s(py, &s.line_starts), u64s(py, &s.rec_lines), arrow::Column::i64s("rid", &wanted), tod))
     }
 }
 
