@@ -48,9 +48,14 @@ class CoreBuildHook(BuildHookInterface):
         print("logsleuth: building the reading core:", " ".join(cmd), file=sys.stderr, flush=True)
         subprocess.run(cmd, check=True, env=env, cwd=root)
         built = target / "release" / ("lib_core.dylib" if sys.platform == "darwin" else "lib_core.so")
-        if version == "editable":  # the package is imported from the source tree: the module goes there
-            shutil.copyfile(built, root / "logsleuth" / MODULE)
-        else:
+        # the module goes into the source tree too (gitignored): an editable install imports the
+        # package from there, and so does anything run from the checkout (the tests, `python -m
+        # logsleuth` in the clone): the matcher is compiled only, so a checkout without it cannot run
+        local = root / "logsleuth" / MODULE
+        tmp = local.with_suffix(".tmp")
+        shutil.copyfile(built, tmp)
+        tmp.replace(local)  # (a rename: a process that has the old module mapped keeps it)
+        if version != "editable":
             build_data["force_include"][str(built)] = f"logsleuth/{MODULE}"
         build_data["pure_python"] = False
         build_data["infer_tag"] = True
