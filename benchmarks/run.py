@@ -3,6 +3,9 @@
 
     python benchmarks/run.py --issue16            # the speed-and-memory set: three inputs, seven tools,
                                                   # start-up, and the goals next to the measured figures
+    python benchmarks/run.py --issue30            # CPU-s and peak RSS against rg (the packs' literals and a
+                                                  # 33-literal list) and lnav: dense 1.5M/6M, sparse 3M; the goals
+    python benchmarks/run.py --issue30 --inputs dense24m,sparse24m   # the 24M-line logs (several GB, generated once)
     python benchmarks/run.py                      # 1.5M-line broker log, 3 alternating runs
     python benchmarks/run.py --size 3G --runs 1   # the big one (generated once, ~3 GB on disk)
     python benchmarks/run.py --gzip               # the same, gzipped
@@ -16,7 +19,9 @@ grep stops early when stdout is /dev/null); ``os.wait4`` gives its rusage: CPU-s
 whole tree, peak RSS is the largest ``ru_maxrss`` in it (what ``/usr/bin/time -f %M`` reports).
 Wall and CPU are medians over the runs, peak RSS is the largest seen. rg and grep count the lines
 holding any of the literals logsleuth's packs prefilter on (the same literal set), which is the
-fastest thing a grep user could do; lnav counts rows headless.
+fastest thing a grep user could do; lnav counts rows headless. ``--issue30`` adds rg with the 33
+literals a person would grep for a producer incident (``GREP33`` below) and puts each logsleuth
+row's CPU-s over each rg row's.
 """
 
 from __future__ import annotations
@@ -103,6 +108,11 @@ class Row:
     @property
     def rss_mb(self) -> float:
         return max(r.rss_kb for r in self.runs) / 1024
+
+    @property
+    def failed(self) -> int:
+        """The first exit status other than 0 or 1 (rg's and grep's "none found"), else 0."""
+        return next((r.code for r in self.runs if r.code not in (0, 1)), 0)
 
 
 def measure(tools: dict[str, str], runs: int, warmup: bool = True) -> dict[str, Row]:
@@ -336,6 +346,182 @@ def issue16(data: Data, runs: int, inputs: list[str], only: list[str] | None, st
         print(line)
 
 
+# --- CPU and memory against rg and lnav (issue 30) ---------------------------------------------------
+
+# (key, title, generator arguments); the dense ones are the --issue16 files (same names, same bytes)
+ISSUE30_INPUTS = {
+    "dense": ("reconnect storm, 1.5M lines, ~45 % of them producer/connection events", dict(size=None, lines=1_500_000, event_rate=0.5)),
+    "dense6m": ("reconnect storm, 6M lines, ~45 % of them producer/connection events", dict(size=None, lines=6_000_000, event_rate=0.5)),
+    "dense24m": ("reconnect storm, 24M lines, ~45 % of them producer/connection events", dict(size=None, lines=24_000_000, event_rate=0.5)),
+    "sparse3m": ("broker log, 3M lines, 2 % events", dict(size=None, lines=3_000_000)),
+    "sparse24m": ("broker log, 24M lines, 2 % events", dict(size=None, lines=24_000_000)),
+}
+ISSUE30_DEFAULT = "dense,dense6m,sparse3m"  # the 24M ones (~5 GB each, many minutes to generate) only when named
+
+# What a person grepping a Pulsar or Kafka producer incident would search for, taken verbatim from
+# the packs' literals (run.py checks each is one): the literals of the patterns the detectors chain
+# on (their events are named in logsleuth/detectors/*) for producer creation, close and rejection,
+# connections, ownership and bundle unloads, load shedding, send timeouts and batch expiry, buffer
+# exhaustion, metadata waits and node connection failures. Where one literal is inside another
+# (" is already present on the connection" in the three other rejection texts, ", which has max
+# resource usage " in the shedders' longer ones, " not present in metadata after " in the
+# partition's) only the shorter is listed, as a person would grep it. Left out: the Kafka broker's
+# and sarama's lines (other incidents), the shedders' skip and plan lines, lines no detector reads,
+# and, to keep to 33, the Kafka producer's rarer errors (callback, invalid metadata, authentication,
+# authorisation) and the Pulsar clients' generic "Received error from server".
+GREP33 = [
+    # Pulsar broker: producer lifecycle and rejection
+    "] Creating producer. producerId=",
+    "] Created new producer: Producer{topic=",
+    " is already present on the connection",
+    "] Failed to add producer to topic ",
+    "] Closed producer on cnx ",
+    "Disconnecting producer: Producer{topic=",
+    # Pulsar broker: connections
+    "New connection from ",
+    "Closed connection from ",
+    # Pulsar broker: ownership and unloads
+    ") not served by this instance. Please redo the lookup. Request is denied: namespace=",
+    ") not served by this instance:",
+    "] Unloading topic",
+    "Disabling ownership: ",
+    " namespace-bundle with ",
+    "] Unloading bundle: ",
+    # Pulsar broker: load shedding
+    "Attempting to shed load on ",
+    ", which has max resource usage ",
+    # Pulsar clients (Java, C++, Go): creation, rejection, connection, send timeout
+    "] Failed to create producer: ",
+    "] Temporary error in creating producer: ",
+    "] Created producer on cnx [id: ",
+    "] Broker notification of ",
+    "] Could not get connection to broker: ",
+    " can not send message to the topic ",
+    'msg="Failed to create producer',
+    # Kafka Java producer: expiry, buffer exhausted, metadata waits, retries, connections
+    " ms has passed since ",
+    "Failed to allocate memory within the configured max blocking time ",
+    " bytes within the configured max blocking time ",
+    " not present in metadata after ",
+    "Got error produce response with correlation id ",
+    "could not be established. ",
+    "Disconnecting from node ",
+    "Error connecting to node ",
+    "Bootstrap broker ",
+    "Disconnected from node ",
+]
+
+A30, N30 = "logsleuth analyze", "logsleuth events --format ndjson"
+RGP, RG33 = "rg -c -F (the packs' literals)", "rg -c -F (33 literals)"
+RGS30 = {RGP: "rg, packs' literals", RG33: "rg, 33 literals"}  # the ratio columns' names
+LNAV = "lnav -n count(*)"
+
+
+def grep33(data: Data) -> Path:
+    """GREP33 written next to literals.txt, after checking it is 33 of the packs' literals."""
+    packs = set(literals())
+    strays = [x for x in GREP33 if x not in packs]
+    if len(GREP33) != 33 or len(set(GREP33)) != 33 or strays:
+        sys.exit(f"GREP33 must be 33 distinct literals of the packs; it has {len(set(GREP33))}, not in the packs: {strays}")
+    path = data.root / "literals-33.txt"
+    path.write_text("\n".join(GREP33) + "\n")
+    return path
+
+
+def _ok(row: Row | None) -> Row | None:
+    """The row if it has runs and none failed."""
+    return row if row is not None and row.runs and not row.failed else None
+
+
+def _status(row: Row) -> str | None:
+    """What a row without figures says instead of them."""
+    return "not installed" if not row.runs else f"failed (exit {row.failed})" if row.failed else None
+
+
+def _ratios(row: Row, rows: dict[str, Row]) -> list[str]:
+    """A logsleuth row's CPU-s over each rg row's (blank for the other rows and a missing rg)."""
+    return [f"{row.cpu / max(rows[r].cpu, 0.01):.1f}×" if row.name.startswith("logsleuth") and _ok(rows.get(r)) else "" for r in RGS30]
+
+
+def table30(rows: dict[str, Row], lines: int) -> list[str]:
+    """Markdown: wall, lines/s, CPU-s, peak RSS, and each logsleuth row's CPU-s over each rg row's."""
+    head = ["tool", "wall", "lines/s", "CPU-s", "peak RSS", *(f"CPU ÷ {n}" for n in RGS30.values())]
+    out = ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 1) + "|"]
+    for row in rows.values():
+        if status := _status(row):
+            out.append("| " + " | ".join([row.name, status, *[""] * (len(head) - 2)]) + " |")
+            continue
+        cells = [row.name, f"{row.wall:.2f} s", f"{lines / row.wall / 1e6:.2f} M", f"{row.cpu:.2f}", f"{row.rss_mb:.0f} MB"]
+        out.append("| " + " | ".join(cells + _ratios(row, rows)) + " |")
+    return out
+
+
+def goals30(results: dict[str, tuple[int, dict[str, Row]]]) -> list[str]:
+    """Issue 30's "done when", for the inputs and tools that were run: CPU ratios to rg with the
+    packs' literals, and peak RSS."""
+    out: list[str] = []
+
+    def get(key: str, tool: str) -> Row | None:
+        return results[key][1].get(tool) if key in results else None
+
+    def unmeasured(what: str, target: str, *rows: Row | None) -> bool:
+        """A goal row saying why there is no figure, when a row it needs failed or is not installed."""
+        bad = next((r for r in rows if r is not None and not _ok(r)), None)
+        if bad:
+            out.append(f"| {what} | {target} | {bad.name}: {_status(bad)} | **not measured** |")
+        return bad is not None
+
+    for key, tool, target, label in (("dense", A30, 12, "dense 1.5M: `analyze`"), ("dense", N30, 15, "dense 1.5M: `events --format ndjson`"),
+                                     ("sparse3m", A30, 6, "sparse 3M: `analyze`")):
+        what = f"{label} CPU-s / rg's (the packs' literals)"
+        row, rg = get(key, tool), get(key, RGP)
+        if row and rg and not unmeasured(what, f"≤ {target}×", row, rg):
+            out.append(Goal(what, target, row.cpu / max(rg.cpu, 0.01), "×", False).line())
+    for key, label in (("dense", "dense 1.5M"), ("dense6m", "dense 6M"), ("dense24m", "dense 24M"), ("sparse24m", "sparse 24M")):
+        for tool, what in ((A30, "`analyze`"), (N30, "`events --format ndjson`")):
+            row = get(key, tool)
+            if row and not unmeasured(f"{label}: {what} peak RSS", "≤ 400 MB", row):
+                out.append(Goal(f"{label}: {what} peak RSS", 400, row.rss_mb, "MB", False).line())
+    if not out:
+        return []
+    return ["**Goals (issue 30) against the measured figures**", "", "| goal | target | measured | |", "|---|---:|---:|---|", *out, ""]
+
+
+def issue30(data: Data, runs: int, inputs: list[str], only: list[str] | None) -> None:
+    lits33 = grep33(data)
+    results: dict[str, tuple[int, dict[str, Row]]] = {}
+    for key in inputs:
+        title, gen = ISSUE30_INPUTS[key]
+        target = data.broker(**gen)
+        tools: dict[str, str | None] = {
+            A30: f"{EXE} analyze {target} --tz UTC --format json",
+            N30: f"{EXE} events {target} --tz UTC --format ndjson",
+            RGP: f"rg -c -F -f {data.lits} {target}" if shutil.which("rg") else None,
+            RG33: f"rg -c -F -f {lits33} {target}" if shutil.which("rg") else None,
+            LNAV: f"lnav -n -c ';SELECT count(*) FROM all_logs' {target}" if shutil.which("lnav") else None,
+        }
+        # rg with the packs' literals always runs: the ratios and the goals need it
+        tools = {n: c for n, c in tools.items() if not only or n == RGP or any(o in n for o in only)}
+        lines = count_lines(target, False)
+        rows = measure({n: c for n, c in tools.items() if c}, runs)
+        rows = {n: rows.get(n, Row(n, [])) for n in tools}  # the order above; a tool not installed: no runs
+        results[key] = (lines, rows)
+        print(f"**{title}** (`{Path(target).name}`) — {lines:,} lines, {size_of(target) / 1e6:,.0f} MB; "
+              f"median of {runs} run(s) after a warm-up, alternating; load average now {_load()}", "",
+              *table30(rows, lines), "", sep="\n", flush=True)
+    if len(results) > 1:
+        head = ["input", "tool", "CPU-s", "peak RSS", *(f"CPU ÷ {n}" for n in RGS30.values())]
+        print("**CPU-s and peak RSS, all inputs**", "", "| " + " | ".join(head) + " |", "|---|---" + "|---:" * (len(head) - 2) + "|", sep="\n")
+        for key, (_, rows) in results.items():
+            for row in rows.values():
+                status = _status(row)
+                cells = [key, row.name, *([status, ""] if status else [f"{row.cpu:.2f}", f"{row.rss_mb:.0f} MB"])]
+                print("| " + " | ".join(cells + (["" for _ in RGS30] if status else _ratios(row, rows))) + " |")
+        print()
+    for line in goals30(results):
+        print(line)
+
+
 def _load() -> str:
     return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
@@ -349,6 +535,24 @@ def _version(tool: str) -> str:
     except (OSError, subprocess.SubprocessError):
         return "?"
     return out.split()[-1] if out else "?"
+
+
+def _cpu() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "?"
+
+
+def _commit() -> str:
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+    return out.stdout.strip() or "?"
 
 
 def _polars() -> str:
@@ -396,8 +600,13 @@ def main() -> None:
     ap.add_argument("--clients", type=int, help="instead: this many client log files (60k lines each)")
     ap.add_argument("--all", action="store_true", help="the published set: 1.5M lines, 3 GB, 3 GB gzipped, 50 client files")
     ap.add_argument("--issue16", action="store_true", help="the speed-and-memory set: sparse 1.5M, sparse 6M, dense 1.5M; every events format; start-up; the goals")
-    ap.add_argument("--inputs", default="sparse,sparse6m,dense", help=f"with --issue16: which inputs ({', '.join(ISSUE16_INPUTS)})")
-    ap.add_argument("--tools", help="with --issue16: only the tools whose name holds one of these comma-separated words (rg is always run; 'start-up' for the start-up rows)")
+    ap.add_argument("--issue30", action="store_true", help="CPU-s and peak RSS of analyze and events --format ndjson next to rg (the packs' "
+                    "literals, and 33 of them) and lnav, alternating; the ratios to rg; the goals")
+    ap.add_argument("--inputs", help=f"with --issue16: which inputs ({', '.join(ISSUE16_INPUTS)}; default sparse,sparse6m,dense). "
+                    f"With --issue30: {', '.join(ISSUE30_INPUTS)} (default {ISSUE30_DEFAULT}; the 24M-line ones, ~5 GB each and "
+                    "many minutes to generate the first time, only when named)")
+    ap.add_argument("--tools", help="with --issue16 or --issue30: only the tools whose name holds one of these comma-separated words "
+                    "(rg with the packs' literals is always run; 'start-up' for --issue16's start-up rows)")
     ap.add_argument("--startup-runs", type=int, default=10)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--data", type=Path, default=HERE / "data")
@@ -405,20 +614,27 @@ def main() -> None:
     ap.add_argument("--count", type=int, default=7, help="with --nights: how many nights")
     ap.add_argument("--scale", type=int, default=40, help="with --nights: chatter per file, in units of ~1,500 lines")
     a = ap.parse_args()
+    if a.issue16 and a.issue30:
+        ap.error("--issue16 and --issue30 are separate sets: run one at a time")
     data = Data(a.data)
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, Polars {_polars()}, "
-          f"{platform.system()} {platform.release()}; rg {_version('rg')}, grep {_version('grep')}, lnav {_version('lnav')}; "
-          f"load average at start {_load()}\n", flush=True)
+    print(f"machine: {_cpu()}, {platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}; "
+          f"Python {platform.python_version()}, Polars {_polars()}, logsleuth {_commit()}; rg {_version('rg')}, grep {_version('grep')}, "
+          f"lnav {_version('lnav')}; load average at start {_load()}\n", flush=True)
     if a.nights is not None:
         nights(a.nights, a.count, a.scale, a.runs, a.data, data.lits)
         return
-    if a.issue16:
-        inputs = [k.strip() for k in a.inputs.split(",") if k.strip()]
-        unknown = [k for k in inputs if k not in ISSUE16_INPUTS]
+    if a.issue16 or a.issue30:
+        known = ISSUE30_INPUTS if a.issue30 else ISSUE16_INPUTS
+        default = ISSUE30_DEFAULT if a.issue30 else "sparse,sparse6m,dense"
+        inputs = [k.strip() for k in (default if a.inputs is None else a.inputs).split(",") if k.strip()]
+        unknown = [k for k in inputs if k not in known]
         if unknown:
-            ap.error(f"unknown input(s) {', '.join(unknown)}; choose from {', '.join(ISSUE16_INPUTS)}")
+            ap.error(f"unknown input(s) {', '.join(unknown)}; choose from {', '.join(known)}")
         only = [t.strip() for t in a.tools.split(",")] if a.tools else None
-        issue16(data, a.runs, inputs, only, a.startup_runs)
+        if a.issue30:
+            issue30(data, a.runs, inputs, only)
+        else:
+            issue16(data, a.runs, inputs, only, a.startup_runs)
         print(f"\nload average at the end {_load()}")
         return
     if a.all:
