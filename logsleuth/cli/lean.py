@@ -110,7 +110,7 @@ def install() -> None:
             def to_path(v: Any, param: Any, ctx: Any) -> Any:
                 if isinstance(v, path_type):
                     pass
-                elif type(v) is str and v and "\0" not in v:
+                elif type(v) is str and v and "\0" not in v and _encodable(v):
                     v = path_type(v)
                 else:
                     return _NO
@@ -150,3 +150,15 @@ class _No:
 
 
 _NO: Any = _No()
+
+
+def _encodable(name: str) -> bool:
+    """Can the system name this path (a lone surrogate cannot be encoded: typer's own coercion,
+    which says so in one line, takes it)?"""
+    import os
+
+    try:
+        os.fsencode(name)
+    except UnicodeEncodeError:
+        return False
+    return True
