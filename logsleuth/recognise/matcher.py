@@ -44,11 +44,6 @@ def as_strings(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(cats) if cats else frame
 
 
-def _literal(name: str, value: str) -> pl.Expr:
-    e = pl.lit(value)
-    return (e.cast(pl.Categorical) if name in CATEGORICAL else e).alias(name)
-
-
 class Matcher:
     def __init__(self, packs: PackSet, patterns: list[Pattern] | None = None):
         self.packs = packs
@@ -62,6 +57,7 @@ class Matcher:
         parts = max(1, math.ceil(len(cs) / 64))
         k = max(1, math.ceil(len(cs) / parts))  # literals per alternation, the parts about equal
         self._alternations = ["|".join(re.escape(x) for x in cs[i : i + k]) for i in range(0, len(cs), k)]
+        self._scoped = any(p.scope for p in self.patterns)  # (else the loggers are not handed over)
         self._core = None
         self._event_table: pl.DataFrame | None = None
 
@@ -115,7 +111,7 @@ class Matcher:
             return self.empty(records)
         positioned = "isolated" in records.columns
         texts = records[text].cast(pl.String)
-        loggers = records["logger"].cast(pl.String) if "logger" in records.columns and any(p.scope for p in self.patterns) else None
+        loggers = records["logger"].cast(pl.String) if "logger" in records.columns and self._scoped else None
         iso = records["isolated"].__arrow_c_stream__() if positioned else None
         recs, pats, fields = self._compiled().match_records(
             texts.__arrow_c_stream__(), loggers.__arrow_c_stream__() if loggers is not None else None, iso

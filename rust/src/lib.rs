@@ -41,8 +41,27 @@ fn head(s: &str, n: usize) -> &str {
     }
 }
 
-fn compile(re: &str) -> PyResult<Regex> {
+/// A regex of the packs or layouts (the same texts Polars is given), or a one-line ValueError.
+pub(crate) fn compile(re: &str) -> PyResult<Regex> {
     Regex::new(re).map_err(|e| PyValueError::new_err(format!("logsleuth core: bad regex: {e}")))
+}
+
+/// The index of the capture group `name` in `re`.
+pub(crate) fn group(re: &Regex, name: &str) -> Option<usize> {
+    re.capture_names().position(|n| n == Some(name))
+}
+
+/// The bytes of line `k` (of the offsets `starts`, one more entry: the end) as `read_lines` gives
+/// it: its `\n` off, one trailing `\r` off. The layout reads it with its leading NULs off too.
+pub(crate) fn line_bytes<'b>(buf: &'b [u8], starts: &[u64], k: usize) -> &'b [u8] {
+    let (s, mut e) = (starts[k] as usize, starts[k + 1] as usize);
+    if e > s && buf[e - 1] == b'\n' {
+        e -= 1;
+    }
+    if e > s && buf[e - 1] == b'\r' {
+        e -= 1;
+    }
+    &buf[s..e]
 }
 
 fn u64s<'py>(py: Python<'py>, v: &[u64]) -> Bound<'py, PyBytes> {
@@ -244,12 +263,9 @@ impl LineScanner {
             let tod = self.tod.as_ref().map(|(re, g)| {
                 let mut col = arrow::StringColumn::new("_tod_text", s.rec_lines.len());
                 for &k in &s.rec_lines {
-                    let k = k as usize;
-                    let (a, mut e) = (s.line_starts[k] as usize, s.line_starts[k + 1] as usize);
-                    if e > a && buf[e - 1] == b'\n' {
-                        e -= 1;
-                    }
-                    col.push(re.captures(text_of(text, a, e)).and_then(|c| c.get(*g)).map(|m| m.as_str()));
+                    // (line offsets fall on line starts of a valid UTF-8 text: the slice is UTF-8)
+                    let line = std::str::from_utf8(line_bytes(buf, &s.line_starts, k as usize)).unwrap_or("");
+                    col.push(re.captures(line.trim_start_matches('\0')).and_then(|c| c.get(*g)).map(|m| m.as_str()));
                 }
                 col.finish()
             });

@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use regex::Regex;
 
 use crate::arrow::{import_u8, Column, StringColumn, Strings};
+use crate::{compile, group};
 
 /// Rows of text by index (None: a null): an imported column, or a plain vector in tests.
 pub trait Rows: Sync {
@@ -91,14 +92,8 @@ impl Pat {
     }
 }
 
-fn compile(re: &str) -> PyResult<Regex> {
-    Regex::new(re).map_err(|e| PyValueError::new_err(format!("logsleuth core: bad regex: {e}")))
-}
-
 fn group_index(re: &Regex, name: &str) -> PyResult<usize> {
-    re.capture_names()
-        .position(|n| n == Some(name))
-        .ok_or_else(|| PyValueError::new_err(format!("logsleuth core: the regex has no group named {name:?}")))
+    group(re, name).ok_or_else(|| PyValueError::new_err(format!("logsleuth core: the regex has no group named {name:?}")))
 }
 
 /// The literal automaton of one case and, per literal, the patterns that require it.

@@ -16,6 +16,7 @@ use pyo3::prelude::*;
 use regex::Regex;
 
 use crate::arrow::{import_i64, Column, StringColumn};
+use crate::{compile, group, line_bytes};
 
 /// Where a head field comes from.
 #[derive(Clone, Copy)]
@@ -42,26 +43,6 @@ pub struct RecordParser {
     srcs: [Src; 4],
 }
 
-fn compile(re: &str) -> PyResult<Regex> {
-    Regex::new(re).map_err(|e| PyValueError::new_err(format!("logsleuth core: bad regex: {e}")))
-}
-
-fn group(re: &Regex, name: &str) -> Option<usize> {
-    re.capture_names().position(|n| n == Some(name))
-}
-
-/// The bytes of line `k` as `read_lines` gives it (`\n` off, one trailing `\r` off); the layout
-/// reads it with its leading NULs off.
-fn raw_line<'b>(buf: &'b [u8], starts: &[u64], k: usize) -> &'b [u8] {
-    let (s, mut e) = (starts[k] as usize, starts[k + 1] as usize);
-    if e > s && buf[e - 1] == b'\n' {
-        e -= 1;
-    }
-    if e > s && buf[e - 1] == b'\r' {
-        e -= 1;
-    }
-    &buf[s..e]
-}
 
 /// One record's first line parsed: its fields (`NAMES` order) and its message (None: not isolated).
 type Parsed<'t> = ([Option<&'t str>; 4], Option<&'t str>);
@@ -173,7 +154,7 @@ impl RecordParser {
         let text = &buf[..*starts.last().unwrap() as usize];
         let lines = starts.len() - 1;
         let line = |k: usize| -> PyResult<&str> {
-            std::str::from_utf8(raw_line(text, &starts, k))
+            std::str::from_utf8(line_bytes(text, &starts, k))
                 .map(|t| t.trim_start_matches('\0'))
                 .map_err(|e| PyValueError::new_err(format!("not UTF-8: {e}")))
         };
