@@ -74,7 +74,10 @@ def gather(frame, idx: pl.Series, *exprs: pl.Expr) -> pl.DataFrame:
     from logsleuth.recognise.spill import _collect
 
     want = idx.cast(pl.UInt32).unique()
-    got = _collect(frame.lazy().with_row_index("_gi").filter(pl.col("_gi").is_in(want.implode())).select("_gi", *exprs))
+    if getattr(frame, "parts", None) is not None and frame.change is None:  # the table on disk: only its parts that hold those rows
+        got = frame.at(want.sort()).select("_gi", *exprs)
+    else:
+        got = _collect(frame.lazy().with_row_index("_gi").filter(pl.col("_gi").is_in(want.implode())).select("_gi", *exprs))
     order = pl.DataFrame({"_gi": idx.cast(pl.UInt32)})
     return order.join(got, on="_gi", how="left", maintain_order="left").drop("_gi")
 

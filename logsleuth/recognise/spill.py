@@ -366,6 +366,28 @@ class EventsOnDisk(LazyTable):
 
     change = None  # a change of each part still to be made (spill.finish makes it): see later()
     ends = None
+    _starts: list[int] | None = None
+
+    def at(self, positions: pl.Series) -> pl.DataFrame:
+        """The rows at these positions (sorted, unique), with ``_gi`` (the position): read from the
+        parts that hold them only, a run of neighbouring rows at a time (a slice of a part reads its
+        pages, not the part), instead of a scan of every part that keeps a few rows."""
+        if self._starts is None:  # where each part begins (the row counts in the parts' footers)
+            heights = [pl.scan_parquet(p, glob=False).select(pl.len()).collect().item() for p in self.parts]
+            self._starts = [sum(heights[:i]) for i in range(len(heights) + 1)]
+        starts, full = pl.Series(self._starts[:-1], dtype=pl.Int64), dict(self.schema)
+        idx = positions.cast(pl.Int64)
+        which = (starts.search_sorted(idx, side="right") - 1).to_list()
+        pieces, runs = [], []  # (part, first row in it, rows)
+        for k, i in zip(which, idx.to_list()):
+            if runs and runs[-1][0] == k and runs[-1][1] + runs[-1][2] == i - self._starts[k]:
+                runs[-1][2] += 1
+            else:
+                runs.append([k, i - self._starts[k], 1])
+        for k, off, n in runs:
+            got = pl.scan_parquet(self.parts[k], glob=False).slice(off, n).collect()
+            pieces.append(_aligned(got, full).with_columns(_gi=pl.int_range(off + self._starts[k], off + self._starts[k] + n, dtype=pl.UInt32)))
+        return pl.concat(pieces) if pieces else pl.DataFrame(schema=full).with_columns(_gi=pl.lit(None, dtype=pl.UInt32))
 
     def part_frames(self, columns: list[str] | None = None):
         """The rows in order, a part at a time (aligned to the table's schema, or these of its columns)."""

@@ -25,7 +25,7 @@ import polars as pl
 
 from logsleuth.detectors.pulsar.client_only import BrokerLogs, stuck_on_client
 from logsleuth.detectors.pulsar.dangling_facts import TH, VERDICT, DanglingFacts
-from logsleuth.detectors.base import (Context, Detector, evidence, gather, keep, rows_at, take, take_for, fmt_duration, line_ref, ordered_evidence,
+from logsleuth.detectors.base import (Context, Detector, evidence, gather, rows_at, take, take_for, fmt_duration, line_ref, ordered_evidence,
                                       rows, safe, segment_of)
 from logsleuth.detectors.facts import absence
 from logsleuth.detectors.finding import Evidence, Finding
@@ -80,13 +80,36 @@ def _broker_logs(ctx: Context, ev: pl.DataFrame) -> BrokerLogs:
     return BrokerLogs(spans, lambda path, window: ctx.near_misses(path, ["producer_already_present"], window, limit=3))
 
 
+# the event kinds read whatever the producers (few in a reconnect storm, which is creations and
+# connections), and the columns read of them; ``msg`` only of the lines quoted whole (not the rejections)
+FEW = ("producer_already_present", "bundle_not_served", "bundle_disabling", "bundle_unloaded", "shedder_unloading",
+       "producer_disconnecting", "shed_attempt", "producer_add_failed")
+FEW_COLUMNS = ("event", "path", "file", "line", "ts", "connection", "producer_id", "topic", "error", "bundle", "namespace",
+               "detail", "broker", "pattern", "msg")
+UNLOADS = ["bundle_disabling", "bundle_unloaded", "shedder_unloading", "producer_disconnecting", "shed_attempt"]
+# the events read of the rejected producers' connections only (a storm's creations are most of its events)
+POOL = ["producer_created", "connection_closed", "producer_creating", "producer_add_failed"]
+POOL_COLUMNS = ("_ev", "event", *KEY, "topic", "ts", "line", "file")
+
+
+def _few(ev: pl.DataFrame) -> pl.DataFrame:
+    """The events of the FEW kinds with FEW_COLUMNS and their row in ``ev`` (``_ev``), in ``ev``'s
+    order: read in one query (on a table on disk each question is a scan of every part)."""
+    cols = [c for c in FEW_COLUMNS if c in ev.columns]
+    whole = pl.col("event") != "producer_already_present"  # (a storm of rejections: no texts held)
+    return take(ev.with_row_index("_ev"), pl.col("event").is_in(list(FEW)), "_ev",
+                *[pl.when(whole).then(pl.col(c)).alias(c) if c == "msg" else c for c in cols])
+
+
 def _broker_side(ctx: Context, ev: pl.DataFrame, ends: dict) -> tuple[list[Finding], pl.DataFrame]:
     """The findings from the brokers' rejections, and the (topic, client log, first, last) of every
     stuck stretch they name."""
     covered = pl.DataFrame(schema={"topic": pl.String, "client": pl.String, "first": ev.schema["ts"], "last": ev.schema["ts"]})
-    groups = _stretches(ev)
-    if groups is None:
+    few = _few(ev)
+    got = _stretches(ev, few)
+    if got is None:
         return [], covered
+    groups, pool = got
     is_stuck = ((pl.col("attempts") >= MIN_ATTEMPTS) & (pl.col("span_s") >= MIN_SPAN_S)) | (pl.col("attempts") >= MANY_ATTEMPTS)
     stuck = groups.filter(is_stuck)
     transient = groups.filter(~is_stuck)
@@ -95,15 +118,17 @@ def _broker_side(ctx: Context, ev: pl.DataFrame, ends: dict) -> tuple[list[Findi
 
     findings: list[Finding] = []
     by_cause: dict[tuple, list[dict]] = {}
-    unload_ev = ev.filter(pl.col("event").is_in(["bundle_disabling", "bundle_unloaded", "shedder_unloading", "producer_disconnecting", "shed_attempt"]))
-    for s in _link_dangling(ev, stuck):
+    unload_ev = few.filter(pl.col("event").is_in(UNLOADS)).drop("_ev")
+    linked = _link_dangling(ev, stuck, few, pool)
+    del pool  # (the creations and answers: what each stuck producer needed of them is in ``linked``)
+    for s in linked:
         for k in ("first_row", "last_row"):  # group keys are not inside the aggregated struct
             s[k].update(path=s["path"], connection=s["connection"], producer_id=s["producer_id"])
         s["cause"] = _unload_for(unload_ev, s)
         key = (s["cause"]["bundle"], s["cause"]["path"], s["cause"]["at"]) if s["cause"] else ("?", s["path"], None)
         by_cause.setdefault(key, []).append(s)
     for _, members in by_cause.items():
-        findings.append(_finding(_facts(ctx, ev, members, transient, ends)))
+        findings.append(_finding(_facts(ctx, ev, few, members, transient, ends)))
     covered = pl.DataFrame(
         [{"topic": x["topic"], "client": x["client"], "first": x["first_seen"], "last": x["last_seen"]} for f in findings for x in f.subjects],
         schema=covered.schema,
@@ -111,27 +136,25 @@ def _broker_side(ctx: Context, ev: pl.DataFrame, ends: dict) -> tuple[list[Findi
     return findings, covered
 
 
-def _stretches(ev: pl.DataFrame) -> pl.DataFrame | None:
+def _stretches(ev: pl.DataFrame, few: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame] | None:
     """Every stretch of rejections of one KEY (between re-creations and connection closes): its
-    topic, first and last time and row, attempts, span, and when it recovered or was released
-    (None: no rejection in the table)."""
+    topic, first and last time and row, attempts, span, and when it recovered or was released;
+    and the POOL events on the rejected producers' connections (None: no rejection in the table)."""
     # the rejections with the columns the grouping needs and their row in ``ev`` (``_ev``): a
     # reconnect storm is mostly rejections, and a filter of whole rows would copy most of the table;
     # the first and last row of each stretch are taken from ``ev`` once the stretches are known
-    present = (
-        ev.lazy().with_row_index("_ev").filter(pl.col("event") == "producer_already_present")
-        .select("_ev", *KEY, "ts", "topic").collect()
-    )
+    present = few.filter(pl.col("event") == "producer_already_present").select("_ev", *KEY, "ts", "topic")
     if present.height == 0:
         return None
     # one key can be stuck, recover (re-created, or its connection closed) and clash again later:
     # each stretch between such resets is judged on its own
     present = present.sort("ts").with_columns(_pid=pl.col("producer_id").fill_null(-1))
-    # the re-creations and connection closes of the rejected producers only (all the joins below can
-    # match), read once each: not every creation of a storm
-    created = take_for(ev, pl.col("event") == "producer_created", present.select("path", "connection", "_pid"),
-                       *KEY, "ts", "line", _pid=pl.col("producer_id").fill_null(-1))
-    closed = take_for(ev, pl.col("event") == "connection_closed", present.select("path", "connection"), "path", "connection", "ts")
+    # the creations, answers and connection closes on the rejected producers' connections only (all
+    # the joins here and in _creations can match), read in one query: not every creation of a storm
+    pool = take_for(ev.with_row_index("_ev"), pl.col("event").is_in(POOL), present.select("path", "connection"), *POOL_COLUMNS)
+    created = _semi(pool.filter(pl.col("event") == "producer_created").select(*KEY, "ts", "line", _pid=pl.col("producer_id").fill_null(-1)),
+                    present.select("path", "connection", "_pid"))
+    closed = pool.filter(pl.col("event") == "connection_closed").select("path", "connection", "ts")
     made = created.select("path", "connection", "_pid", "ts", _made=pl.col("ts")).sort("ts")
     shut = closed.select("path", "connection", "ts", _shut=pl.col("ts")).sort("ts")
     if made.height:
@@ -178,27 +201,40 @@ def _stretches(ev: pl.DataFrame) -> pl.DataFrame | None:
         .filter(pl.col("x_ts") >= pl.col("last"))
         .group_by(RUN, maintain_order=True).agg(released_at=pl.col("x_ts").min())
     )
-    return groups.join(recovered, on=RUN, how="left").join(released, on=RUN, how="left")
+    return groups.join(recovered, on=RUN, how="left").join(released, on=RUN, how="left"), pool
 
 
-def _creations(ev: pl.DataFrame, keys: pl.DataFrame | None = None) -> pl.DataFrame:
+def _semi(frame: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
+    """The rows of ``frame`` whose values of ``keys``' columns are those of a row of ``keys`` (nulls
+    equal), in order: ``take_for`` on a frame in memory."""
+    return frame.join(keys.unique(), on=keys.columns, how="semi", nulls_equal=True, maintain_order="left")
+
+
+def _creations(ev: pl.DataFrame, keys: pl.DataFrame | None = None, pool: pl.DataFrame | None = None) -> pl.DataFrame:
     """Every 'Creating producer' with the answer it got, if any: the next 'Created new producer' or
     'Failed to add producer' of the same producer on the same connection, or that connection's close
     ('Closed connection from …': the creation cannot be answered any more). The 2.x 'Failed to add
     producer' text names the topic but no producer id: it answers the creation of that topic.
     ``keys`` (KEY columns): only the creations of these producers (and the answers and closes on
-    their connections, all that can answer them), not every creation of a storm."""
+    their connections, all that can answer them), not every creation of a storm, from ``pool``
+    (_stretches: the POOL events on the rejected producers' connections, which hold them all)."""
     # ``cr_ev``: the creation's row in ``ev`` (whole rows are taken only for the few creations a
     # finding names: a reconnect storm is mostly creations)
     is_creating = pl.col("event") == "producer_creating"
     cols = (*KEY, "topic", "cr_ev")
-    creating = (take(ev.with_row_index("cr_ev"), is_creating, *cols, cr_ts="ts") if keys is None
-                else take_for(ev.with_row_index("cr_ev"), is_creating, keys, *cols, cr_ts="ts"))
+    if keys is None or pool is None:
+        creating = take(ev.with_row_index("cr_ev"), is_creating, *cols, cr_ts="ts")
+    else:
+        creating = _semi(pool.filter(is_creating).select(*cols[:-1], cr_ev="_ev", cr_ts="ts"), keys)
     creating = creating.with_columns(_pid=pl.col("producer_id").fill_null(-1)).sort("cr_ts")
     conns = None if keys is None else creating.select("path", "connection")
 
     def answering(rows: pl.Expr, *columns, **named) -> pl.DataFrame:
-        return take(ev, rows, *columns, **named) if conns is None else take_for(ev, rows, conns, *columns, **named)
+        if conns is None:
+            return take(ev, rows, *columns, **named)
+        if pool is None:
+            return take_for(ev, rows, conns, *columns, **named)
+        return _semi(pool.filter(rows.fill_null(False)).select(*columns, **named), conns)
 
     answers = answering(pl.col("event").is_in(["producer_created", "producer_add_failed"]), "path", "connection", "producer_id", "topic", "ts", "line", "file", "event")
     ts_type = ev.schema["ts"]
@@ -247,7 +283,7 @@ def _creations(ev: pl.DataFrame, keys: pl.DataFrame | None = None) -> pl.DataFra
     return out.select(*KEY, "topic", "cr_ts", "cr_ev", "answered_at", "answer", "answer_event", "answer_file")
 
 
-def _link_dangling(ev: pl.DataFrame, stuck: pl.DataFrame) -> list[dict]:
+def _link_dangling(ev: pl.DataFrame, stuck: pl.DataFrame, few: pl.DataFrame, pool: pl.DataFrame) -> list[dict]:
     """Each stuck stretch with the creation behind it: ``creating`` (the last 'Creating producer' of
     that producer before the first rejection that was never answered: the dangling future),
     ``answered`` (that last creation, when it *was* answered, and by what), ``ownership`` (the
@@ -257,8 +293,8 @@ def _link_dangling(ev: pl.DataFrame, stuck: pl.DataFrame) -> list[dict]:
     # the creations of the stuck producers only, when every stretch names its producer and connection
     # (else the unanswered creations before a rejection that names none are searched: all of them)
     named = stuck.filter(pl.col("producer_id").is_not_null() & pl.col("connection").is_not_null())
-    cr = _creations(ev, named.select(*KEY) if named.height == stuck.height else None)
-    warn = ev.filter(pl.col("event") == "bundle_not_served").with_row_index("_wi")
+    cr = _creations(ev, named.select(*KEY), pool) if named.height == stuck.height else _creations(ev)
+    warn = few.filter(pl.col("event") == "bundle_not_served").drop("_ev").with_row_index("_wi")
     out = rows(stuck)
     # the last creation of each (path, connection, producer) at or before its first rejection, for
     # every stuck stretch at once (a backward as-of join; one filter per producer cost ~4 ms each)
@@ -548,7 +584,7 @@ def _answer_row(ev: pl.DataFrame, s: dict) -> dict | None:
     return rows(ans.head(1))[0] if ans.height else None
 
 
-def _facts(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.DataFrame, ends: dict) -> DanglingFacts:
+def _facts(ctx: Context, ev: pl.DataFrame, few: pl.DataFrame, members: list[dict], transient: pl.DataFrame, ends: dict) -> DanglingFacts:
     """The facts of the producers one unload stranded (or, with no unload found, of one broker log)."""
     cause = members[0]["cause"]
     subjects, gaps = [], {}
@@ -558,7 +594,7 @@ def _facts(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.Da
         if gap:
             gaps[safe(gap[0])] = gap[1]  # (each reason once, in the order of its sentence)
     answered = [s["answered"] for s in members if s["answered"]]
-    era_facts, era_hint = _era(ctx, ev, members)
+    era_facts, era_hint = _era(ctx, ev, few, members)
     first = min((s["first"] for s in members if s["first"] is not None), default=None)
     last = max((s["last"] for s in members if s["last"] is not None), default=None)
     where = sorted({s["path"] for s in members})
@@ -583,7 +619,7 @@ def _facts(ctx: Context, ev: pl.DataFrame, members: list[dict], transient: pl.Da
         created_during=ev.filter(
             (pl.col("event") == "producer_created") & pl.col("path").is_in(where) & pl.col("ts").is_between(first, last)
         ).height,
-        name_conflict_logged=ev.filter(pl.col("event") == "producer_add_failed").filter(pl.col("error").str.contains("already connected", literal=True)).height > 0,
+        name_conflict_logged=few.filter(pl.col("event") == "producer_add_failed").filter(pl.col("error").str.contains("already connected", literal=True)).height > 0,
         clients=sorted({x["client"] for x in subjects if x["client"]}), transient_count=int(transient.height),
         cause=cause, members=members,
     )
@@ -649,12 +685,12 @@ def _unload_unseen(ctx, where: list[str], first) -> tuple[Prose | None, bool]:
     return None, bool(covs) and first is not None and all(c.first is not None and c.first >= first for c in covs)
 
 
-def _era(ctx: Context, ev: pl.DataFrame, members: list[dict]) -> tuple[list[str], str | None]:
+def _era(ctx: Context, ev: pl.DataFrame, few: pl.DataFrame, members: list[dict]) -> tuple[list[str], str | None]:
     """What the logs tell about the broker version: the facts that put it after 2.5.1 (iso-layout,
     slog, add-failed-id, creating-name), and without one, a hint of an affected one ('pre-2.4', '2.x')."""
     paths = sorted({s["path"] for s in members})
     lays = {rep.layout for p in paths if (rep := ctx.input(p))}
-    mine = keep(ev, pl.col("path").is_in(paths))
+    mine = few.filter(pl.col("path").is_in(paths))
     facts: list[str] = []
     if "pulsar-broker-iso" in lays:
         facts.append("iso-layout")
@@ -663,7 +699,8 @@ def _era(ctx: Context, ev: pl.DataFrame, members: list[dict]) -> tuple[list[str]
         facts.append("slog")
     if mine.filter((pl.col("event") == "producer_add_failed") & pl.col("producer_id").is_not_null()).height:
         facts.append("add-failed-id")
-    if mine.filter((pl.col("event") == "producer_creating") & pl.col("msg").str.contains(", producerName=", literal=True)).height:
+    named = (pl.col("event") == "producer_creating") & pl.col("path").is_in(paths) & pl.col("msg").str.contains(", producerName=", literal=True)
+    if take(ev, named, n=pl.len())["n"][0]:  # (a count: not the rows, which on 2.5.2+ are every creation)
         facts.append("creating-name")
     hint = None
     if not facts and not any(s["answered"] for s in members):
