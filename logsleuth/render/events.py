@@ -167,10 +167,11 @@ def names(paths: list[str]) -> None:
 
 
 def ndjson(events: pl.DataFrame, packs: PackSet, texts: TextStore | None = None) -> None:
-    """One JSON object per event, byte for byte what ``ndjson_lines`` (``json.dumps`` of
-    ``records()``) gives, written by the compiled core from the events' columns (``_core.write_lines``:
-    rust/src/writer.rs). On a terminal, DEL, C1, bidi and zero-width characters escaped too
-    (``safe.json_visible``)."""
+    """One JSON object per event, byte for byte ``json.dumps(ensure_ascii=False)`` of its
+    ``records()`` dict (the base keys always, then ``text`` and ``message``, then the vocabulary
+    fields that are not null), written by the compiled core from the events' columns
+    (``_core.write_lines``: rust/src/writer.rs). On a terminal, DEL, C1, bidi and zero-width
+    characters escaped too (``safe.json_visible``)."""
     terminal = is_terminal()
     for start in range(0, events.height, SLICE):
         part = with_raw(events.slice(start, SLICE), texts)
