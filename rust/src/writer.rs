@@ -249,10 +249,27 @@ impl Sink {
         Sink { fd, buf: Vec::with_capacity(FLUSH + (FLUSH >> 2)) }
     }
 
-    fn flush(&mut self, always: bool) -> std::io::Result<()> {
+    /// The buffer to the descriptor (`always`, or once it holds `FLUSH` bytes). A write a signal
+    /// interrupted (EINTR, or a partial write: the reader of a full pipe is not reading) runs
+    /// Python's handlers before it blocks again, as Python's own buffered writes do: Ctrl-C and
+    /// SIGTERM still end the run.
+    fn flush(&mut self, always: bool) -> PyResult<()> {
         if let Some(f) = self.fd.as_mut() {
             if always || self.buf.len() >= FLUSH {
-                f.write_all(&self.buf)?;
+                let mut done = 0;
+                while done < self.buf.len() {
+                    match f.write(&self.buf[done..]) {
+                        Ok(0) => return Err(os_error(std::io::ErrorKind::WriteZero.into())),
+                        Ok(n) => {
+                            done += n;
+                            if done < self.buf.len() {
+                                Python::attach(|py| py.check_signals())?;
+                            }
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Python::attach(|py| py.check_signals())?,
+                        Err(e) => return Err(os_error(e)),
+                    }
+                }
                 self.buf.clear();
             }
         }
@@ -295,7 +312,7 @@ pub fn write_lines<'py>(py: Python<'py>, fd: i32, fields: Vec<(String, Bound<'py
         return Err(PyValueError::new_err("write_lines: the columns differ in length"));
     }
     let mut sink = Sink::new(fd);
-    py.detach(|| -> std::io::Result<()> {
+    py.detach(|| -> PyResult<()> {
         let end = end.as_bytes();
         for i in 0..n {
             let out = &mut sink.buf;
@@ -341,8 +358,7 @@ pub fn write_lines<'py>(py: Python<'py>, fd: i32, fields: Vec<(String, Bound<'py
             sink.flush(false)?;
         }
         sink.flush(true)
-    })
-    .map_err(os_error)?;
+    })?;
     Ok(if fd < 0 { Some(PyBytes::new(py, &sink.buf)) } else { None })
 }
 
