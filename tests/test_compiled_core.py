@@ -196,3 +196,108 @@ def test_without_the_compiled_core_a_run_says_so_in_one_line(monkeypatch):
     r = run("analyze", "--tz", "UTC", SAMPLES / "kafka-outage")
     assert r.code == 2
     assert r.err.strip().count("\n") == 0 and "compiled core (logsleuth._core) is not built" in r.err
+
+
+# --------------------------------------------------------------------------- the events writer (writer.rs)
+
+# every C0 control, DEL, C1, the characters safe.visible and safe.json_visible escape, quotes,
+# backslashes, what looks like an escape, wide and astral characters
+_TRICKY = [chr(c) for c in range(0x20)] + ['"', "\\", "\\u0041", "/", "\x7f", "\x85", "\x9b", "\x9f", "\xa0", "\u061c", "\u180e", "\u200b",
+                                             "\u200f", "\u2028", "\u2029", "\u202e", "\u2060", "\u2069", "\ufeff", "\ufff9", "\ufffb", "\ufffc",
+                                             "\ufffd", "é", "日", "\U0001f600", "\U0010ffff", ""]
+_FLOATS = [1e16, 1e15, 1e-7, 1e-5, 1e-4, 0.1, 120018.0, 512.0, 0.30000000000000004, 123456789.12345679, 1.2345678901234567e19, 1e22,
+           5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, -0.0, 0.0, -1.5, float("inf"), float("-inf"), float("nan"), 9007199254740993.0]
+
+
+_TEXT = st.lists(st.one_of(st.characters(blacklist_categories=("Cs",)), st.sampled_from(_TRICKY))).map("".join)
+
+
+def _written(fields: list, end: str = "\n", terminal: bool = False) -> str:
+    """What ``write_lines`` writes for ``fields`` ((prefix, Series, kind, optional)), handed back."""
+    out = compiled.required().write_lines(-1, [(p, s.__arrow_c_stream__(), k, o) for p, s, k, o in fields], end, terminal)
+    return out.decode("utf-8")
+
+
+def _json_lines(strings: list, floats: list, ints: list, terminal: bool = False) -> None:
+    from logsleuth.safe import json_visible
+
+    frame = pl.DataFrame({"s": strings, "f": floats, "i": ints, "b": [None if x is None else x % 2 == 0 for x in ints]},
+                         schema={"s": pl.String, "f": pl.Float64, "i": pl.Int64, "b": pl.Boolean})
+    fields = [('{"s": ', frame["s"], "j", False), (', "f": ', frame["f"], "j", False), (', "i": ', frame["i"], "j", True), (', "b": ', frame["b"], "j", False)]
+    got = _written(fields, "}\n", terminal).split("\n")[:-1]  # (not splitlines: U+2028 in a JSON string is not a line break)
+    want = []
+    for s, f, i, b in zip(strings, floats, ints, frame["b"].to_list()):
+        line = json.dumps({"s": s, "f": f, **({"i": i} if i is not None else {}), "b": b}, ensure_ascii=False)
+        want.append(json_visible(line) if terminal else line)
+    assert got == want
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+def test_the_writer_writes_what_json_dumps_writes(terminal):
+    strings = [None, *_TRICKY, "".join(_TRICKY), "x" * 100_000 + "\x01\u2028"]
+    floats = (_FLOATS * 3)[: len(strings)]
+    floats[1] = None
+    ints = [None, 0, -1, 2**63 - 1, -(2**63), *range(len(strings) - 5)]
+    _json_lines(strings, floats, ints, terminal)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.one_of(st.none(), _TEXT),
+                          st.one_of(st.none(), st.floats()), st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1))), min_size=1, max_size=20),
+       st.booleans())
+def test_the_writer_writes_what_json_dumps_writes_for_any_values(rows, terminal):
+    _json_lines([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], terminal)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.floats(allow_nan=False) | st.floats(min_value=1e-6, max_value=1e18) | st.integers(0, 2**60).map(float))
+def test_the_writer_writes_floats_as_python_repr(x):
+    assert _written([("", pl.Series([x], dtype=pl.Float64), "j", False)]) == json.dumps(x) + "\n"  # repr(x), but Infinity
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXT)
+def test_grep_text_on_a_terminal_is_what_safe_visible_shows(text):
+    from logsleuth.safe import visible
+
+    s = pl.Series([text])
+    assert _written([("a:", s, "t", False)], "\n", True) == "a:" + visible(text) + "\n"
+    assert _written([("a:", s, "t", False)], "\n", False) == "a:" + text + "\n"  # piped: as it was
+    assert _written([("a:", s, "p", False)], "\n", True) == "a:" + text + "\n"
+
+
+def test_the_writer_reads_chunked_columns_and_writes_to_a_descriptor(tmp_path):
+    s = pl.concat([pl.Series("x", ["a", None]), pl.Series("x", []), pl.Series("x", ["\x01", "b" * 20])], rechunk=False)
+    n = pl.concat([pl.Series("n", [1, 2, 3]), pl.Series("n", [None])], rechunk=False)
+    assert s.n_chunks() >= 2 and n.n_chunks() == 2
+    fields = [("", s, "t", False), (":", n, "j", True)]
+    want = "a:1\n:2\n\x01:3\n" + "b" * 20 + "\n"
+    assert _written(fields) == want
+    with open(tmp_path / "out", "wb") as f:
+        assert compiled.required().write_lines(f.fileno(), [(p, c.__arrow_c_stream__(), k, o) for p, c, k, o in fields], "\n", False) is None
+    assert (tmp_path / "out").read_text() == want
+    with pytest.raises(ValueError, match="differ in length"):
+        _written([("", s, "t", False), ("", n.head(1), "j", False)])
+    with open("/dev/full", "wb") as f, pytest.raises(OSError) as e:
+        compiled.required().write_lines(f.fileno(), [("", pl.Series(["x" * 3_000_000]).__arrow_c_stream__(), "t", False)], "\n", False)
+    assert e.value.errno == 28 and e.value.strerror == os.strerror(28)
+
+
+def test_ndjson_is_json_dumps_of_the_records_on_every_sample():
+    """The CLI's NDJSON (written by the core) against the reference: json.dumps of
+    render.events.records() for the same events."""
+    from logsleuth.recognise import events as ev
+    from logsleuth.recognise.packs import load_packs
+    from logsleuth.cli.options import read_options
+    from logsleuth.ingest.texts import with_raw
+    from logsleuth.render.events import records
+
+    packs = load_packs(None)
+    for d in sorted(p for p in SAMPLES.iterdir() if p.is_dir() and p.name != "generators"):
+        r = run("events", d, "--tz", "UTC", "--format", "ndjson")
+        assert r.code in (0, 1), r
+        got = r.out.split("\n")[:-1]
+        result = ev.collect([str(d)], read_options(["UTC"], None, None, None), packs, ev.EventFilter())
+        events = with_raw(result.events, result.texts)
+        want = [json.dumps(x, ensure_ascii=False) for x in records(events, packs)]
+        assert got == want, d.name

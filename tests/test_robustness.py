@@ -759,6 +759,28 @@ def test_ctrl_c_while_busy_exits_130_with_one_line(tmp_path):
     assert not list(tmp_path.glob("logsleuth-texts-*"))
 
 
+@pytest.mark.parametrize("fmt", ["ndjson", "grep"])
+def test_ctrl_c_while_the_output_pipe_is_full_exits_130(tmp_path, fmt):
+    """SIGINT while the compiled writer (rust/src/writer.rs) waits on a pipe nobody reads (a pager
+    left open): the interrupted write runs Python's handler, as Python's own writes do."""
+    p = write(tmp_path / "many.log", (PRESENT + "\n") * 30_000)
+    env = dict(os.environ, TZ="UTC")
+    proc = subprocess.Popen([sys.executable, "-m", "logsleuth", "events", "--format", fmt, str(p)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env, cwd=ROOT, preexec_fn=_as_at_a_terminal)
+    try:
+        deadline = time.monotonic() + 120
+        while _unread(proc.stdout.fileno()) < 60_000 and time.monotonic() < deadline:  # the pipe is full: the writer waits
+            time.sleep(0.05)
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=30)  # (the output is never read)
+        err = proc.stderr.read().decode()
+    finally:
+        proc.kill()
+    assert code == 130
+    assert err == "logsleuth: interrupted\n"
+
+
 # --------------------------------------------------------------------------- options on the edge
 
 

@@ -117,11 +117,12 @@ class _Part:
     where: Path | None  # an Arrow file, or
     frame: pl.DataFrame | None = None  # the texts themselves (a store made from a table that had them)
 
-    def load(self) -> pl.DataFrame:
+    def load(self, columns: list[str] = STORED) -> pl.DataFrame:
+        """``line`` and ``columns`` (only those are read: the whole part costs twice as much)."""
         if self.frame is not None:
-            return self.frame
+            return self.frame.select("line", *columns)
         with open(self.where, "rb") as f:  # type: ignore[arg-type]  # opened, not globbed: a '[' in TMPDIR is a character
-            return pl.read_ipc(f)
+            return pl.read_ipc(f, columns=["line", *columns])
 
 
 class _Place:
@@ -200,21 +201,25 @@ class TextStore:
             lo, hi = texts.select(lo=pl.col("line").min(), hi=pl.col("line").max()).row(0)
             self._parts.setdefault(name, []).append(_Part(int(lo), int(hi), None, _stored(texts)))
 
-    def lookup(self, keys: pl.DataFrame) -> pl.DataFrame:
-        """``{file, line, raw, ts_text}`` for the (file, line) pairs of ``keys`` (``file`` as text)."""
+    def lookup(self, keys: pl.DataFrame, columns: list[str] = STORED) -> pl.DataFrame:
+        """``{line, *columns, file}`` for the (file, line) pairs of ``keys`` (``file`` as text;
+        ``columns``: of ``raw`` and ``ts_text``, those wanted)."""
         out: list[pl.DataFrame] = []
-        keys = keys.select(pl.col("file").cast(pl.String), pl.col("line").cast(pl.Int64)).drop_nulls().unique()
+        keys = keys.select(pl.col("file").cast(pl.String), pl.col("line").cast(pl.Int64)).drop_nulls()  # (a pair twice is found once)
         for (name,), k in keys.group_by("file"):
             lines = k["line"]
+            first, last = lines.min(), lines.max()
             for part in self._parts.get(name, []):
+                if part.hi < first or part.lo > last:  # (most parts, when the keys are a slice of the events)
+                    continue
                 inside = lines.filter((lines >= part.lo) & (lines <= part.hi))
                 if inside.len() == 0:
                     continue
-                got = part.load().filter(pl.col("line").is_in(inside.implode()))
+                got = part.load(columns).filter(pl.col("line").is_in(inside.implode()))
                 if got.height:
                     out.append(got.with_columns(file=pl.lit(name, dtype=pl.String)))
         if not out:
-            return pl.DataFrame(schema={"line": pl.Int64, **{c: pl.String for c in STORED}, "file": pl.String})
+            return pl.DataFrame(schema={"line": pl.Int64, **{c: pl.String for c in columns}, "file": pl.String})
         return pl.concat(out).unique(KEY, keep="first", maintain_order=True)
 
     def close(self) -> None:
@@ -244,7 +249,7 @@ def with_raw(frame: pl.DataFrame, store: TextStore | None, every: bool = False) 
             at = order.index(c) + 1
     if store is None or frame.height == 0 or "file" not in frame.columns:
         return frame.with_columns([pl.lit(None, dtype=pl.String).alias(c) for c in wanted]).select(order)
-    found = store.lookup(frame.select("file", "line")).select(*KEY, *wanted)
+    found = store.lookup(frame.select("file", "line"), wanted).select(*KEY, *wanted)
     dtype = frame.schema["file"]
     found = found.with_columns(pl.col("file").cast(dtype)) if dtype != pl.String else found
     return frame.join(found, on=KEY, how="left", maintain_order="left").select(order)

@@ -20,7 +20,7 @@ from logsleuth.recognise.matcher import as_strings
 from logsleuth.recognise.packs import PackSet
 from logsleuth.render import clock
 from logsleuth.render.console import color_mode, is_terminal, stdout_console
-from logsleuth.safe import csv_expr, json_dumps, json_visible_expr, one_line, visible, visible_expr
+from logsleuth.safe import csv_expr, one_line, visible, visible_expr
 from logsleuth.ingest.texts import TextStore, with_raw
 from logsleuth.ingest.timeparse import iso_utc
 
@@ -32,6 +32,8 @@ def fields_of(row: dict, packs: PackSet) -> dict:
 
 
 def records(events: pl.DataFrame, packs: PackSet) -> list[dict]:
+    """The events as ``ndjson`` writes them: ``json.dumps(record, ensure_ascii=False)`` of each of
+    these is its line (the reference the compiled writer is tested against)."""
     out = []
     for row in events.iter_rows(named=True):
         d = {k: row.get(k) for k in BASE}
@@ -45,79 +47,11 @@ def records(events: pl.DataFrame, packs: PackSet) -> list[dict]:
 
 SLICE = 20_000  # rows formatted and written at a time (memory: one slice of text, not the whole output; 50,000 peaked
 # 120 MB higher on a reconnect storm, for the same CPU)
-# JSON's escapes for the C0 controls, as Python's json.dumps writes them
-_JSON_ESCAPES = [("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"), ("\x08", "\\b"), ("\x0c", "\\f")]
-_OTHER_C0 = [chr(c) for c in range(32) if chr(c) not in "\n\r\t\x08\x0c"]
 
 
 def iso_expr(col: str = "ts") -> pl.Expr:
     """``timeparse.iso_utc`` as an expression: milliseconds, or microseconds when they are there."""
     return clock.iso_expr(col, "UTC")
-
-
-def _json_string(expr: pl.Expr, named: bool, controls: bool) -> pl.Expr:
-    """A string as a JSON string literal, byte for byte as ``json.dumps(ensure_ascii=False)``
-    writes it; null as ``null``. ``named``: some value holds a character JSON escapes by name
-    (backslash, quote, \\n, ...); ``controls``: some value holds another C0 control. A column with
-    neither (most: paths, loggers, event names) is quoted as it is, without a pass per escape."""
-    e = expr
-    if named:
-        for a, b in _JSON_ESCAPES:
-            e = e.str.replace_all(a, b, literal=True)
-    if controls:
-        for c in _OTHER_C0:
-            e = e.str.replace_all(c, f"\\u{ord(c):04x}", literal=True)
-    return pl.when(expr.is_null()).then(pl.lit("null")).otherwise(pl.concat_str([pl.lit('"'), e, pl.lit('"')]))
-
-
-def _is_text(dtype: pl.DataType) -> bool:
-    return dtype == pl.String or isinstance(dtype, (pl.Categorical, pl.Enum))
-
-
-def _escapes(frame: pl.DataFrame, cols: list[str]) -> dict[str, tuple[bool, bool]]:
-    """Per text column of ``cols``: (some value needs a named JSON escape, some value holds another
-    C0 control), found in one pass over the frame."""
-    strings = [c for c in cols if _is_text(frame.schema[c])]
-    if not strings or frame.height == 0:
-        return {}
-    exprs = []
-    for i, c in enumerate(strings):
-        v = pl.col(c).cast(pl.String)
-        exprs += [v.str.contains(r'[\\"\n\r\t\x08\x0c]').any().alias(f"n{i}"), v.str.contains(r"[\x00-\x07\x0b\x0e-\x1f]").any().alias(f"c{i}")]
-    row = frame.select(exprs).row(0)
-    return {c: (bool(row[2 * i]), bool(row[2 * i + 1])) for i, c in enumerate(strings)}
-
-
-def _json_value(frame: pl.DataFrame, col: str, escapes: dict[str, tuple[bool, bool]]) -> pl.Expr:
-    dtype = frame.schema[col]
-    c = pl.col(col)
-    if dtype.is_integer():
-        return pl.when(c.is_null()).then(pl.lit("null")).otherwise(c.cast(pl.String))
-    if dtype.is_float():  # Python's repr of a float (1e-05, Infinity): few values, rare fields
-        return c.map_elements(lambda v: json.dumps(v), return_dtype=pl.String, skip_nulls=True).fill_null("null")
-    if dtype == pl.Boolean:
-        return pl.when(c.is_null()).then(pl.lit("null")).otherwise(pl.when(c).then(pl.lit("true")).otherwise(pl.lit("false")))
-    if _is_text(dtype):
-        return _json_string(c.cast(pl.String), *escapes.get(col, (False, False)))
-    return _json_string(c.cast(pl.String), True, True)  # (no such column today: every escape, to be safe)
-
-
-def ndjson_lines(events: pl.DataFrame, packs: PackSet) -> pl.Series:
-    """One JSON object per event, as ``json.dumps`` of ``records()`` would write it: the base keys
-    always, then ``text`` and ``message``, then the vocabulary fields that are not null."""
-    frame = events.with_columns(ts=iso_expr("ts") if events.schema.get("ts") != pl.String else pl.col("ts"))
-    frame = frame.with_columns([pl.lit(None, dtype=pl.String).alias(k) for k in BASE if k not in frame.columns])
-    frame = frame.rename({"raw": "_text", "msg": "_message"}).with_columns(text=pl.col("_text"), message=pl.col("_message"))
-    fixed = BASE + ["text", "message"]
-    vocab = [f for f in packs.vocabulary if f in frame.columns and frame[f].null_count() < frame.height]  # an all-null field writes nothing
-    escapes = _escapes(frame, fixed + vocab)
-    parts: list[pl.Expr] = [pl.lit("{")]
-    for i, k in enumerate(fixed):
-        parts += [pl.lit(("" if i == 0 else ", ") + json.dumps(k) + ": "), _json_value(frame, k, escapes)]
-    for f in vocab:
-        parts.append(pl.when(pl.col(f).is_not_null()).then(pl.concat_str([pl.lit(", " + json.dumps(f) + ": "), _json_value(frame, f, escapes)])).otherwise(pl.lit("")))
-    parts.append(pl.lit("}"))
-    return frame.select(pl.concat_str(parts).alias("line"))["line"]
 
 
 def _write_lines(lines: pl.Series) -> None:
@@ -142,7 +76,8 @@ def grep(events: pl.DataFrame, with_event: bool = False, texts: TextStore | None
     terminal = is_terminal()  # a log line must not repaint the analyst's terminal; a pipe gets it as it was
     color = color_mode() == "always" or (terminal and color_mode() == "auto")
     p, n, e, z = ("\x1b[35m", "\x1b[32m", "\x1b[33m", "\x1b[0m") if color else ("", "", "", "")
-    path, raw = visible_names(events), pl.col("raw").fill_null("")  # a file name is shown escaped even to a pipe: it is not the log's text
+    names_ = visible_names(events)
+    path, raw = names_, pl.col("raw").fill_null("")  # a file name is shown escaped even to a pipe: it is not the log's text
     if terminal:  # each field made visible, so that the colours stay codes
         path, raw = visible_expr(path), visible_expr(raw)
     parts = [pl.lit(p), path, pl.lit(z + ":" + n), pl.col("line").cast(pl.String), pl.lit(z + ":")]
@@ -150,10 +85,17 @@ def grep(events: pl.DataFrame, with_event: bool = False, texts: TextStore | None
         parts += [pl.lit(e), pl.col("event").cast(pl.String), pl.lit(z + ":")]
     for start in range(0, events.height, SLICE):
         part = with_raw(events.slice(start, SLICE), texts)
-        first = part.select(pl.concat_str([*parts, raw]).alias("out"))
-        if not whole:
-            _write_lines(first.to_series())
+        if not whole:  # written by the core: the path and the text made visible there on a terminal
+            names = [(p, "p", "t", False), (z + ":" + n, "n", "j", False)]
+            exprs = [names_.alias("p"), pl.col("line").cast(pl.Int64).alias("n")]
+            if with_event:
+                names.append((z + ":" + e, "e", "p", False))
+                exprs.append(pl.col("event").cast(pl.String).alias("e"))
+            names.append((z + ":", "t", "t", False))
+            exprs.append(pl.col("raw").fill_null("").alias("t"))
+            _write_fields(part.select(exprs), names, "\n", terminal)
             continue
+        first = part.select(pl.concat_str([*parts, raw]).alias("out"))
         _write_lines(_whole_records(part, first, parts, terminal))
 
 
@@ -225,10 +167,82 @@ def names(paths: list[str]) -> None:
 
 
 def ndjson(events: pl.DataFrame, packs: PackSet, texts: TextStore | None = None) -> None:
-    terminal = is_terminal()  # on a terminal, DEL, C1, bidi and zero-width characters escaped too
+    """One JSON object per event, byte for byte ``json.dumps(ensure_ascii=False)`` of its
+    ``records()`` dict (the base keys always, then ``text`` and ``message``, then the vocabulary
+    fields that are not null), written by the compiled core from the events' columns
+    (``_core.write_lines``: rust/src/writer.rs). On a terminal, DEL, C1, bidi and zero-width
+    characters escaped too (``safe.json_visible``)."""
+    terminal = is_terminal()
     for start in range(0, events.height, SLICE):
-        lines = ndjson_lines(with_raw(events.slice(start, SLICE), texts), packs)
-        _write_lines(lines.to_frame().select(json_visible_expr(pl.col(lines.name))).to_series() if terminal else lines)
+        part = with_raw(events.slice(start, SLICE), texts)
+        names, exprs = _json_fields(part, packs)
+        _write_fields(part.select(exprs), names, "}\n", terminal)
+
+
+def _json_fields(frame: pl.DataFrame, packs: PackSet) -> tuple[list[tuple[str, str, str, bool]], list[pl.Expr]]:
+    """What ``write_lines`` writes for an NDJSON line of ``frame``'s rows: per field (its prefix:
+    the key, after ``{`` or ``, ``; its column; its kind; whether a null leaves it out), and the
+    expressions that make the columns (JSON's own types where the core writes them: String, Int64,
+    Float64, Boolean; the timestamp as ``iso_utc`` text)."""
+    schema = frame.schema
+    fixed = [(k, k) for k in BASE] + [("text", "raw"), ("message", "msg")]
+    vocab = [(f, f) for f in packs.vocabulary if f in schema]
+    names: list[tuple[str, str, str, bool]] = []
+    exprs: list[pl.Expr] = []
+    for i, (key, col) in enumerate(fixed + vocab):
+        name = f"_{i}"
+        prefix = ("{" if i == 0 else ", ") + json.dumps(key) + ": "
+        dtype = schema.get(col)
+        if dtype is None:
+            e, kind = pl.lit(None, dtype=pl.String), "j"
+        elif key == "ts" and dtype != pl.String:
+            e, kind = iso_expr(col), "j"
+        else:
+            e, kind = _json_column(pl.col(col), dtype)
+        exprs.append(e.alias(name))
+        names.append((prefix, name, kind, i >= len(fixed)))  # a vocabulary field that is null is left out
+    return names, exprs
+
+
+def _json_column(c: pl.Expr, dtype: pl.DataType) -> tuple[pl.Expr, str]:
+    """A column as the core writes it as JSON (kind ``j``), or as JSON text made here (``v``)."""
+    if dtype == pl.UInt64:  # (wider than Int64: its digits as they are)
+        return c.cast(pl.String), "v"
+    if dtype.is_integer():
+        return c.cast(pl.Int64), "j"
+    if dtype.is_float():  # Python's repr of a float (1e-05, Infinity), as json.dumps writes it
+        return c.cast(pl.Float64), "j"
+    if dtype == pl.Boolean:
+        return c, "j"
+    return c.cast(pl.String), "j"  # text (a category as its text; anything else as its text, escaped)
+
+
+def _out_fd() -> int:
+    """stdout's file descriptor when the core can write to it directly (a real file whose text layer
+    writes UTF-8: the bytes are the ones it would write); else -1 (a test's captured stream, a
+    closed stdout, another encoding): the core hands the lines back to be written here."""
+    import codecs
+
+    try:
+        if codecs.lookup(sys.stdout.encoding).name != "utf-8":
+            return -1
+        fd = sys.stdout.fileno()
+    except (AttributeError, ValueError, OSError, LookupError, TypeError):
+        return -1
+    sys.stdout.flush()  # what was written before goes first
+    return fd
+
+
+def _write_fields(cols: pl.DataFrame, names: list[tuple[str, str, str, bool]], end: str, terminal: bool) -> None:
+    """The lines of ``cols`` (``write_lines``' fields) to stdout."""
+    if cols.height == 0:
+        return
+    from logsleuth.ingest.compiled import required
+
+    fields = [(prefix, cols.get_column(name).__arrow_c_stream__(), kind, optional) for prefix, name, kind, optional in names]
+    got = required().write_lines(_out_fd(), fields, end, terminal)
+    if got is not None:
+        sys.stdout.write(got.decode("utf-8"))
 
 
 def csv(events: pl.DataFrame, packs: PackSet, texts: TextStore | None = None) -> None:

@@ -204,10 +204,65 @@ pub fn import_i64(capsule: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
     Ok(out)
 }
 
+/// A numeric or Boolean column's values and their validity, from its Arrow C stream: Int64 (`l`)
+/// and Float64 (`g`) values as their 8 bytes (`i64::from_le_bytes` / `f64::from_bits` them), a
+/// Boolean (`b`) as 0 or 1. Returns the format too.
+pub struct Values {
+    pub format: Vec<u8>,
+    pub bits: Vec<u64>,
+    pub valid: Vec<bool>,
+}
+
+fn values_of(format: Vec<u8>, chunks: Vec<Chunk>) -> PyResult<Values> {
+    if !matches!(format.as_slice(), b"l" | b"g" | b"b") {
+        return Err(PyValueError::new_err(format!(
+            "arrow stream: an Int64, Float64 or Boolean column was expected, got format {:?}",
+            String::from_utf8_lossy(&format)
+        )));
+    }
+    let (mut bits, mut valid) = (Vec::new(), Vec::new());
+    for c in &chunks {
+        let a = &c.array;
+        let (n, o) = (a.length as usize, a.offset as usize);
+        unsafe {
+            let validity: *const u8 = buffer(a, 0);
+            valid.extend((o..o + n).map(|j| validity.is_null() || (*validity.add(j / 8) >> (j % 8)) & 1 == 1));
+            if format == b"b" {
+                let v: *const u8 = buffer(a, 1);
+                bits.extend((o..o + n).map(|j| ((*v.add(j / 8) >> (j % 8)) & 1) as u64));
+            } else {
+                let v: *const u64 = buffer(a, 1);
+                bits.extend_from_slice(std::slice::from_raw_parts(v.add(o), n));
+            }
+        }
+    }
+    Ok(Values { format, bits, valid })
+}
+
+/// A column of either kind.
+pub enum AnyColumn {
+    Strings(Strings),
+    Values(Values),
+}
+
+/// A String, Int64, Float64 or Boolean column, from its Arrow C stream.
+pub fn import_any(capsule: &Bound<'_, PyAny>) -> PyResult<AnyColumn> {
+    let (format, chunks) = import_stream(capsule)?;
+    if matches!(format.as_slice(), b"vu" | b"U" | b"u") {
+        Ok(AnyColumn::Strings(Strings::of(format, chunks)?))
+    } else {
+        Ok(AnyColumn::Values(values_of(format, chunks)?))
+    }
+}
+
 impl Strings {
     /// The rows of the stream in `capsule` (an `arrow_array_stream` PyCapsule of a String column).
     pub fn import(capsule: &Bound<'_, PyAny>) -> PyResult<Strings> {
         let (format, chunks) = import_stream(capsule)?;
+        Strings::of(format, chunks)
+    }
+
+    fn of(format: Vec<u8>, chunks: Vec<Chunk>) -> PyResult<Strings> {
         {
             let kind = match format.as_slice() {
                 b"vu" => Kind::View,

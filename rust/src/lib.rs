@@ -20,6 +20,7 @@ use regex::Regex;
 mod arrow;
 mod matcher;
 mod records;
+mod writer;
 
 /// The line of text at `buf[s..e]` (e excludes the `\n`): one trailing `\r` off, leading NULs off
 /// (what `read_lines` and the unwrapping of a line without envelope leave for the layout to read).
@@ -289,6 +290,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<matcher::Matcher>()?;
     m.add_class::<arrow::Column>()?;
     m.add_class::<records::RecordParser>()?;
+    m.add_function(wrap_pyfunction!(writer::write_lines, m)?)?;
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
