@@ -155,6 +155,7 @@ def read_source(
     rid_base = 0
     parts: list[pl.DataFrame] = []
     keeper = hold if hold is not None and process is not None else None  # process's output past the budget
+    settler: _Settler | None = None  # what writes the keeper's parts final (an input whose times are final from the start)
     rparts: list[pl.DataFrame] = []
     cparts: list[pl.DataFrame] = []  # coverage sample: time and level only
     line_parts: list[pl.DataFrame] = []  # lines of the records to parse at the end
@@ -401,6 +402,9 @@ def read_source(
             clock = FileClock(src.name, zone, det.layout.time, opts.date_for(src.name), stats.mtime, zone_source=zone_source)
             if src.follows is not None:
                 clock.follows, clock.follows_name = src.follows  # type: ignore[assignment]
+            if keeper is not None and not clock.time_only:  # its times final from the start: parts written final
+                settler = _Settler(clock, ("rid", "env_ts", "ts_text") if texts is not None else ("rid", "env_ts"))
+                keeper.settle = settler
             if span is not None and span.clock is not None:  # where the ranges before left the file's clock
                 clock.day, clock.last_tod = span.clock["day"], span.clock["last_tod"]
                 clock._shift_days, clock.date_source = span.clock["shift_days"], span.clock["date_source"]
@@ -482,9 +486,15 @@ def read_source(
         else:
             kept = concat_aligned(parts) if parts else empty
         spans = pl.concat(edge_parts, how="diagonal_relaxed") if edge_parts else _provisional_records()
-        time_from = _time_sources(pl.concat([kept.select(_TIME_COLS[:3]), spans.select(_TIME_COLS[:3])]))
+        if isinstance(kept, pl.DataFrame) or not kept.settled or settler is None:
+            time_from = _time_sources(pl.concat([kept.select(_TIME_COLS[:3]), spans.select(_TIME_COLS[:3])]))
+        else:  # (counted as its parts were written)
+            time_from = {k: v + settler.sources[k] for k, v in _time_sources(spans.select(_TIME_COLS[:3])).items()}
         recs = clock.finalize(spans)
-        out = clock.finalize(kept) if isinstance(kept, pl.DataFrame) else _finalize_parts(clock, kept)
+        if isinstance(kept, pl.DataFrame):
+            out = clock.finalize(kept)
+        else:
+            out = settler.done(kept) if kept.settled and settler is not None else _finalize_parts(clock, kept)
     else:
         recs = pl.concat(parts, how="vertical_relaxed") if parts else _empty_records().with_columns(_selected=pl.lit(True))
         time_from = _time_sources(recs)
@@ -790,6 +800,56 @@ def _time_sources(recs: pl.DataFrame) -> dict[str, int]:
         aware=aware.sum(), envelope=(~aware & env).sum(), own=(~aware & ~env & pl.col("_ts_naive").is_not_null()).sum()
     ).row(0, named=True)
     return {k: int(v or 0) for k, v in row.items()}
+
+
+class _Settler:
+    """``Holder.settle`` for an input whose clock is settled from its start (not time-only: no day
+    to decide at the end): each batch's times made final as it is written, its provisional and
+    ``gone`` columns dropped, and what the reader asks of the parts at the end counted as they
+    go (``done``): the stamps out of range, where the times came from, the earliest and latest stamp."""
+
+    def __init__(self, clock: FileClock, gone: tuple[str, ...]):
+        self.clock = clock
+        self.gone = gone
+        self.total = 0
+        self.example: str | None = None
+        self.sources = {"aware": 0, "envelope": 0, "own": 0}
+        self.ends: list[pl.DataFrame] = []
+
+    def __call__(self, frame: pl.DataFrame) -> pl.DataFrame:
+        clock = self.clock
+        for k, v in _time_sources(frame).items():
+            self.sources[k] += v
+        state = clock.out_of_range, clock.out_of_range_example
+        clock.out_of_range = 0
+        final = clock.finalize(frame)
+        if clock.out_of_range and self.total == 0:
+            self.example = clock.out_of_range_example
+        self.total += clock.out_of_range
+        clock.out_of_range, clock.out_of_range_example = state
+        if "ts_text" in final.columns:
+            self.ends.append(_ends(final.select("ts", "ts_text")))
+        return final.drop([c for c in self.gone if c in final.columns])
+
+    def done(self, kept):
+        """``_finalize_parts`` of the parts written final: the counts made as they were written."""
+        clock = self.clock
+        if self.total > clock.out_of_range:
+            clock.out_of_range, clock.out_of_range_example = self.total, self.example
+        kept.ends = _ends(pl.concat(self.ends)) if self.ends else None
+        if kept.ends is not None and kept.ends.height == 0:
+            kept.ends = None
+        return kept
+
+
+def _ends(final: pl.DataFrame) -> pl.DataFrame:
+    """The first of the earliest and the first of the latest (ts, ts_text) row: none when no time."""
+    if final["ts"].null_count() == final.height:
+        return final.clear()
+    return pl.concat([
+        final.select([pl.col(c).filter(pl.col("ts") == pl.col("ts").min()).first() for c in ("ts", "ts_text")]),
+        final.select([pl.col(c).filter(pl.col("ts") == pl.col("ts").max()).first() for c in ("ts", "ts_text")]),
+    ])
 
 
 def _finalize_parts(clock: FileClock, kept):

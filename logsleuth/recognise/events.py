@@ -272,9 +272,8 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
         rep.events = ev.height
         matched_records = ev.select(pl.col("line").n_unique()).item() if ev.height else 0
         rep.unmatched_records = rep.records - matched_records
-        named = dict(file=pl.lit(rep.name), path=pl.lit(rep.name))
-        # (on disk: named as its parts are rewritten, in spill.finish)
-        frames.append(ev.with_columns(**named) if isinstance(ev, pl.DataFrame) else (ev, named))
+        # named in spill.finish (on disk: as its parts are read, or rewritten when their times were not final)
+        frames.append((ev, dict(file=rep.name, path=rep.name)))
         del ev
     # ``file``: the file a line is in, ordered as the inputs were read (ties in time keep that order);
     # ``path``: the log it belongs to (the same, until analysis groups rotated segments)

@@ -251,7 +251,10 @@ def streamed(parts: list[tuple[str, pl.LazyFrame]], inputs: list[InputReport], p
                     if name not in sinks:
                         sinks[name] = texts.sink(name)
                     sinks[name](rows.select("line", *STORED))  # type: ignore[operator]
-                holders.setdefault(name, spill.Holder(budget)).add(categories(rows.drop(STORED)))
+                if name not in holders:
+                    holders[name] = spill.Holder(budget)
+                    holders[name].settle = lambda f: f  # its batches are final as they are (typed above)
+                holders[name].add(categories(rows.drop(STORED)))
             del batch
     enum = file_enum(names)
     frames: list = []
@@ -259,12 +262,8 @@ def streamed(parts: list[tuple[str, pl.LazyFrame]], inputs: list[InputReport], p
         h = holders.pop(name, None)
         if not h:
             continue
-        named = dict(file=pl.lit(name, dtype=pl.String))
-        if h.parts:
-            view = h.view()
-            frames.append((view, named))
-        else:
-            frames.append(concat_aligned(h.frames).with_columns(**named))
+        named = dict(file=name)
+        frames.append((h.view() if h.parts else concat_aligned(h.frames), named))
     if not frames:  # no event: the columns the table was written with
         try:
             written = pl.DataFrame(schema=parts[0][1].collect_schema()) if parts else pl.DataFrame(schema=BASE_SCHEMA).drop("system")

@@ -86,6 +86,15 @@ def _no_room(where: str, e: OSError):
     )
 
 
+def _written(frame: pl.DataFrame) -> pl.DataFrame:
+    """A part as it is written: a column with no value in it is left out (reading the parts inserts
+    it, as nulls of its type; most vocabulary fields are absent from most parts)."""
+    if not frame.height:
+        return frame
+    empty = frame.select(pl.all().null_count() == pl.len()).row(0)
+    return frame if not any(empty) else frame.select([c for c, e in zip(frame.columns, empty) if not e])
+
+
 def _estimated(frame: pl.DataFrame) -> int:
     return int(frame.estimated_size())
 
@@ -122,6 +131,11 @@ class Holder:
         self.budget = budget
         self.frames: list[pl.DataFrame] = []
         self.parts: list[Path] = []
+        # what makes a batch final before it is written (the reader sets it when the input's clock
+        # is settled from its start: its times made final, its provisional columns dropped), so
+        # that spill.finish need not rewrite the parts; None: made final in finish (``.change``)
+        self.settle = None
+        self.schemas: dict[tuple, pl.DataFrame] = {}  # of the settled batches, with the columns _written left out
 
     @property
     def spill(self) -> Spill | None:
@@ -133,17 +147,26 @@ class Holder:
             return
         spill = self.budget.spill
         assert spill is not None
-        for f in self.frames:  # this input's batches held so far go first, in order
+        settle = self.settle
+        for f in [*self.frames, frame]:  # this input's batches held so far go first, in order
+            if settle is not None:
+                f = settle(f)
+                self.schemas.setdefault(tuple(f.schema.items()), pl.DataFrame(schema=f.schema))
+                f = _written(f)
             self.parts.append(spill.write(f))
         self.frames.clear()
-        self.parts.append(spill.write(frame))
 
     def __bool__(self) -> bool:
         return bool(self.frames or self.parts)
 
     def view(self) -> "EventsOnDisk":
         assert self.budget.spill is not None
-        return EventsOnDisk(self.budget.spill, list(self.parts), unified_schema(self.parts))
+        schema = unified_schema(self.parts)
+        if self.schemas:  # a column no part has a value in is still one of the input's
+            schema = dict(pl.concat([*self.schemas.values(), pl.DataFrame(schema=schema)], how="diagonal_relaxed").schema)
+        out = EventsOnDisk(self.budget.spill, list(self.parts), schema)
+        out.settled = self.settle is not None
+        return out
 
 
 def _schema(path) -> dict:
@@ -355,16 +378,18 @@ class LazyTable:
 class EventsOnDisk(LazyTable):
     """The events table as Parquet parts, in order."""
 
-    def __init__(self, spill: Spill, parts: list[Path], schema: dict, height: int | None = None):
+    def __init__(self, spill: Spill, parts: list[Path], schema: dict, height: int | None = None, consts: list[dict] | None = None):
         self.parts = parts
-        lf = (pl.scan_parquet(parts, schema=dict(schema), missing_columns="insert", extra_columns="ignore", glob=False)
-              if parts else pl.LazyFrame(schema=schema))
-        super().__init__(lf, spill, schema, height)
+        # per part, the columns whose one value is the part's (an input's ``file`` and ``path``):
+        # not written in it, added as constants when it is read
+        self.consts = consts
+        super().__init__(_scan(parts, dict(schema), consts), spill, schema, height)
 
     def stored(self) -> "EventsOnDisk":
         return self
 
     change = None  # a change of each part still to be made (spill.finish makes it): see later()
+    settled = False  # its parts were written final (Holder.settle): finish keeps them as they are
     ends = None
     _starts: list[int] | None = None
 
@@ -385,19 +410,30 @@ class EventsOnDisk(LazyTable):
             else:
                 runs.append([k, i - self._starts[k], 1])
         for k, off, n in runs:
-            got = pl.scan_parquet(self.parts[k], glob=False).slice(off, n).collect()
+            got = self._with_consts(k, pl.scan_parquet(self.parts[k], glob=False).slice(off, n).collect())
             pieces.append(_aligned(got, full).with_columns(_gi=pl.int_range(off + self._starts[k], off + self._starts[k] + n, dtype=pl.UInt32)))
         return pl.concat(pieces) if pieces else pl.DataFrame(schema=full).with_columns(_gi=pl.lit(None, dtype=pl.UInt32))
 
     def part_frames(self, columns: list[str] | None = None):
         """The rows in order, a part at a time (aligned to the table's schema, or these of its columns)."""
         schema = {c: t for c, t in self.schema.items() if columns is None or c in columns}
-        for part in self.parts:
-            yield _aligned(pl.read_parquet(part, columns=[c for c in _schema(part) if c in schema], glob=False), schema)
+        for k, part in enumerate(self.parts):
+            got = pl.read_parquet(part, columns=[c for c in _schema(part) if c in schema], glob=False)
+            yield _aligned(self._with_consts(k, got, schema), schema)
+
+    def _with_consts(self, k: int, frame: pl.DataFrame, schema: dict | None = None) -> pl.DataFrame:
+        """Part ``k``'s rows with its constant columns (those of ``schema``, when given)."""
+        if not self.consts or not self.consts[k]:
+            return frame
+        types = self.schema
+        return frame.with_columns(**{c: pl.lit(v, dtype=types[c]) for c, v in self.consts[k].items() if schema is None or c in schema})
 
     def later(self, gone) -> "EventsOnDisk":
         """This table with ``change`` still to be made on each part and then these columns dropped
         (spill.finish does both, in the one rewrite of the run's table)."""
+        gone = [c for c in gone if c in self.schema]
+        if not gone and self.change is None:  # (a settled input's parts were written without them)
+            return self
         first = self.change or (lambda f: f)
         self.change = lambda f: (lambda g: g.drop([c for c in gone if c in g.columns]))(first(f))
         return self
@@ -426,7 +462,7 @@ class EventsOnDisk(LazyTable):
                     if k not in cache:
                         if len(cache) >= 4:
                             cache.pop(next(iter(cache)))
-                        cache[k] = _aligned(pl.read_parquet(self.parts[k], glob=False), full)
+                        cache[k] = _aligned(self._with_consts(k, pl.read_parquet(self.parts[k], glob=False)), full)
                     sel = (which == k).arg_true()
                     pieces.append(cache[k][idx.gather(sel) - starts[k]].with_columns(_k=sel))
                 frame = change(pl.concat(pieces).sort("_k").drop("_k"))
@@ -436,6 +472,27 @@ class EventsOnDisk(LazyTable):
         if schema is None:
             schema = dict(change(pl.DataFrame(schema=self.schema)).schema)
         return EventsOnDisk(self.spill, parts, schema)
+
+
+def _scan(parts: list[Path], schema: dict, consts: list[dict] | None) -> pl.LazyFrame:
+    """The parts as one lazy frame of ``schema``: a column a part lacks read as nulls, and each
+    part's constant columns (``consts``) added to it; parts that share them scanned as one."""
+    if not parts:
+        return pl.LazyFrame(schema=schema)
+    if not consts or not any(consts):
+        return pl.scan_parquet(parts, schema=schema, missing_columns="insert", extra_columns="ignore", glob=False)
+    runs: list[tuple[dict, list[Path]]] = []
+    for part, c in zip(parts, consts):
+        if runs and runs[-1][0] == c:
+            runs[-1][1].append(part)
+        else:
+            runs.append((c or {}, [part]))
+    frames = []
+    for c, ps in runs:
+        stored = {k: t for k, t in schema.items() if k not in c}
+        lf = pl.scan_parquet(ps, schema=stored, missing_columns="insert", extra_columns="ignore", glob=False)
+        frames.append(lf.with_columns(**{k: pl.lit(v, dtype=schema[k]) for k, v in c.items()}).select(list(schema)))
+    return frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical")
 
 
 class _GroupBy:
@@ -453,51 +510,58 @@ class _GroupBy:
 
 
 def finish(tables: list, complete) -> pl.DataFrame | EventsOnDisk:
-    """The run's table from each input's events, in input order: a DataFrame, or past the budget
-    (EventsOnDisk, {column: expression} naming its rows' input). In memory: one chunk per column,
-    made a column at a time. When any input went to disk: every input's parts, named, aligned to
-    one schema and ``complete``-d, each in turn."""
+    """The run's table from each input's events, in input order: each a (table, {column: value}
+    naming its rows' input) — the table a DataFrame or, past the budget, EventsOnDisk. In memory:
+    one chunk per column, made a column at a time. When any input went to disk: its parts written
+    final (``settled``, with the types the table has) are kept as they are, named as they are read
+    (``EventsOnDisk.consts``); every other part, and the inputs held in memory, are named, aligned
+    to one schema and ``complete``-d, and written (a part whose times were not final yet: rewritten)."""
     from logsleuth.ingest.reader import concat_aligned
 
-    disk = next((t for t in tables if isinstance(t, tuple)), None)
+    disk = next((t for t, _ in tables if not isinstance(t, pl.DataFrame)), None)
     if disk is None:
-        return complete(concat_aligned(tables))
-    spill = disk[0].spill
-    # (part, the schema of its input's parts, its input's name columns, the change still to make)
-    parts: list[tuple[Path, dict, dict | None, object]] = []
-    for t in tables:
-        if isinstance(t, tuple):
-            parts += [(p, dict(t[0].schema), t[1], t[0].change) for p in t[0].parts]
+        frames = [t.with_columns(**{c: pl.lit(v, dtype=pl.String) for c, v in names.items()}) for t, names in tables]
+        tables.clear()
+        return complete(concat_aligned(frames))
+    spill = disk.spill
+    # (part or frame, the schema of its input's parts, its input's names, the change still to make, settled)
+    parts: list[tuple[Path | pl.DataFrame, dict, dict, object, bool]] = []
+    for t, names in tables:
+        if isinstance(t, pl.DataFrame):
+            parts.append((t, dict(t.schema), names, None, False))
         else:
-            parts.append((spill.write(t), dict(t.schema), None, None))
+            parts += [(p, dict(t.schema), names, t.change, t.settled and t.change is None) for p in t.parts]
     tables.clear()
 
-    def made(frame: pl.DataFrame, schema: dict, names: dict | None, change) -> pl.DataFrame:
+    def made(frame: pl.DataFrame, schema: dict, names: dict, change) -> pl.DataFrame:
         frame = _aligned(frame, schema)
         frame = change(frame) if change is not None else frame
-        return frame.with_columns(**names) if names else frame
+        return frame.with_columns(**{c: pl.lit(v, dtype=pl.String) for c, v in names.items()})
 
     # the schema of the parts once made: each distinct (part schema, input) made, on a row of nulls
     # (the parts' footers tell their schemas; reading a row of each part cost 12 ms a part)
     shapes: dict = {}
-    for p, *rest in parts:
-        schema = _schema(p)
-        key = (tuple(schema.items()), tuple(rest[0].items()), id(rest[1]), id(rest[2]))
+    for p, schema_in, names, change, _ in parts:
+        schema = dict(p.schema) if isinstance(p, pl.DataFrame) else _schema(p)
+        key = (tuple(schema.items()), tuple(schema_in.items()), tuple(names.items()), id(change))
         if key not in shapes:
-            shapes[key] = pl.DataFrame(schema=made(pl.DataFrame(schema=schema).clear(1), *rest).schema)  # (a row of nulls)
+            shapes[key] = pl.DataFrame(schema=made(pl.DataFrame(schema=schema).clear(1), schema_in, names, change).schema)  # (a row of nulls)
     named = dict(pl.concat(list(shapes.values()), how="diagonal_relaxed").schema)
+    final = dict(complete(pl.DataFrame(schema=named)).schema)
     out: list[Path] = []
-    schema: dict | None = None
-    for part, *rest in parts:
-        frame = complete(_aligned(made(pl.read_parquet(part, glob=False), *rest), named))
-        schema = schema or dict(frame.schema)
-        # a column with no value in this part is not written: reading the parts inserts it, as nulls
-        # of its type (most vocabulary fields are absent from most parts)
+    consts: list[dict] = []
+    for p, schema_in, names, change, settled in parts:
+        if settled and isinstance(p, Path) and all(final.get(c) == t for c, t in _schema(p).items()):
+            out.append(p)  # written final: kept as it is, its input's names added when read
+            consts.append({c: v for c, v in names.items() if c in final})
+            continue
+        frame = complete(_aligned(made(pl.read_parquet(p, glob=False) if isinstance(p, Path) else p, schema_in, names, change), named))
         if frame.height:
-            empty = frame.select(pl.all().null_count() == pl.len()).row(0)
-            out.append(spill.write(frame.select([c for c, e in zip(frame.columns, empty) if not e])))
-        part.unlink()
-    return EventsOnDisk(spill, out, schema or {})
+            out.append(spill.write(_written(frame)))
+            consts.append({})
+        if isinstance(p, Path):
+            p.unlink()
+    return EventsOnDisk(spill, out, final, consts=consts)
 
 
 def time_order(table: LazyTable, keys: list[str]) -> EventsOnDisk:
