@@ -186,7 +186,8 @@ def _json_fields(frame: pl.DataFrame, packs: PackSet) -> tuple[list[tuple[str, s
     Float64, Boolean; the timestamp as ``iso_utc`` text)."""
     schema = frame.schema
     fixed = [(k, k) for k in BASE] + [("text", "raw"), ("message", "msg")]
-    vocab = [(f, f) for f in packs.vocabulary if f in schema]
+    # (a field no row of this slice has is left out of every line anyway: not handed to the writer)
+    vocab = [(f, f) for f in packs.vocabulary if f in schema and frame[f].null_count() < frame.height]
     names: list[tuple[str, str, str, bool]] = []
     exprs: list[pl.Expr] = []
     for i, (key, col) in enumerate(fixed + vocab):

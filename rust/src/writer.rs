@@ -50,6 +50,21 @@ fn decode(b: &[u8], i: usize) -> (u32, usize) {
     }
 }
 
+/// Are none of these eight bytes a control character, `"` or a backslash (nor, on a terminal, at or
+/// above 0x7f)? Word-at-a-time tests: each is exact for "is there any such byte".
+#[inline]
+fn plain8(w: u64, terminal: bool) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH; // a zero byte
+    let below_20 = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
+    let mut hit = below_20 | zero(w ^ (ONES * b'"' as u64)) | zero(w ^ (ONES * b'\\' as u64));
+    if terminal {
+        hit |= (w & HIGH) | zero(w ^ (ONES * 0x7f));
+    }
+    hit == 0
+}
+
 /// `s` as a JSON string literal (`json.dumps(s, ensure_ascii=False)`; `terminal`: then
 /// `safe.json_visible`).
 pub fn json_string(out: &mut Vec<u8>, s: &str, terminal: bool) {
@@ -57,6 +72,13 @@ pub fn json_string(out: &mut Vec<u8>, s: &str, terminal: bool) {
     out.push(b'"');
     let (mut run, mut i) = (0, 0);
     while i < b.len() {
+        // eight bytes at a time while none of them needs a look (most text)
+        while i + 8 <= b.len() && plain8(u64::from_le_bytes(b[i..i + 8].try_into().unwrap()), terminal) {
+            i += 8;
+        }
+        if i >= b.len() {
+            break;
+        }
         let x = b[i];
         if x >= 0x20 && x != b'"' && x != b'\\' && (x < 0x7f || !terminal) {
             i += 1;
@@ -409,6 +431,44 @@ mod tests {
         assert_eq!(js("a\"b\\c\n\r\t\x08\x0c\x00\x1f\x7f\u{2028}é\u{1F600}", false), "\"a\\\"b\\\\c\\n\\r\\t\\b\\f\\u0000\\u001f\x7f\u{2028}é\u{1F600}\"");
         assert_eq!(js("\x7f\u{85}\u{2028}\u{202e}\u{feff}\u{fffb}\u{fffc}é\u{1F600}", true), "\"\\u007f\\u0085\\u2028\\u202e\\ufeff\\ufffb\u{fffc}é\u{1F600}\"");
         assert_eq!(js("", false), "\"\"");
+    }
+
+    /// json_string against a character-by-character reference, with each kind of character at
+    /// every position of a string longer than two words (the eight-byte steps and the rest).
+    #[test]
+    fn json_strings_word_at_a_time_as_character_by_character() {
+        fn reference(s: &str, terminal: bool) -> String {
+            let mut o = String::from("\"");
+            for c in s.chars() {
+                match c {
+                    '"' => o.push_str("\\\""),
+                    '\\' => o.push_str("\\\\"),
+                    '\n' => o.push_str("\\n"),
+                    '\r' => o.push_str("\\r"),
+                    '\t' => o.push_str("\\t"),
+                    '\x08' => o.push_str("\\b"),
+                    '\x0c' => o.push_str("\\f"),
+                    c if (c as u32) < 0x20 || (terminal && unsafe_wide(c as u32)) => o.push_str(&format!("\\u{:04x}", c as u32)),
+                    c => o.push(c),
+                }
+            }
+            o.push('"');
+            o
+        }
+        let specials = ['"', '\\', '\n', '\x00', '\x1f', ' ', '\x7f', '\u{85}', 'é', '\u{2028}', '\u{feff}', '\u{1F600}', '~', '!'];
+        for terminal in [false, true] {
+            for len in [0usize, 1, 7, 8, 9, 16, 23] {
+                for at in 0..len.max(1) {
+                    for &c in &specials {
+                        let mut s: String = "abcdefghijklmnopqrstuvw".chars().take(len).collect();
+                        if len > 0 {
+                            s.replace_range(s.char_indices().nth(at).map(|(i, ch)| i..i + ch.len_utf8()).unwrap(), &c.to_string());
+                        }
+                        assert_eq!(js(&s, terminal), reference(&s, terminal), "{s:?} terminal={terminal}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
