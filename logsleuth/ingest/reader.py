@@ -827,8 +827,9 @@ class _Settler:
             self.example = clock.out_of_range_example
         self.total += clock.out_of_range
         clock.out_of_range, clock.out_of_range_example = state
-        if "ts_text" in final.columns:
-            self.ends.append(_ends(final.select("ts", "ts_text")))
+        if "ts_text" in final.columns:  # (made anew from its values: a slice of a text column keeps the batch's buffers alive)
+            ends = _ends(final.select("ts", "ts_text"))
+            self.ends.append(pl.DataFrame(ends.rows(), schema=ends.schema, orient="row"))
         return final.drop([c for c in self.gone if c in final.columns])
 
     def done(self, kept):
@@ -869,8 +870,8 @@ def _finalize_parts(clock: FileClock, kept):
             example = clock.out_of_range_example
         total += clock.out_of_range
         if final["ts"].null_count() < final.height:  # the first of the earliest and the first of the latest
-            ends.append(final.select([pl.col(c).filter(pl.col("ts") == pl.col("ts").min()).first() for c in ("ts", "ts_text")]))
-            ends.append(final.select([pl.col(c).filter(pl.col("ts") == pl.col("ts").max()).first() for c in ("ts", "ts_text")]))
+            two = _ends(final)  # (made anew from its values: a slice of a text column keeps the part's buffers alive)
+            ends.append(pl.DataFrame(two.rows(), schema=two.schema, orient="row"))
     if total > counted:
         clock.out_of_range, clock.out_of_range_example = total, example
     else:

@@ -393,13 +393,28 @@ class EventsOnDisk(LazyTable):
     ends = None
     _starts: list[int] | None = None
 
+    def _part_starts(self) -> list[int]:
+        """Where each part begins, and the end (the row counts in the parts' footers)."""
+        if self._starts is None:
+            heights = [pl.scan_parquet(p, glob=False).select(pl.len()).collect().item() for p in self.parts]
+            self._starts = [sum(heights[:i]) for i in range(len(heights) + 1)]
+        return self._starts
+
+    def with_row_index(self, name: str = "index", offset: int = 0) -> "LazyTable":
+        """The rows numbered by the scans of the parts (a row index above the constant columns
+        would keep a filter from reading only the rows it keeps: every row of the columns it
+        asks for read first)."""
+        if not self.consts or not any(self.consts):
+            return super().with_row_index(name, offset)
+        lf = _scan(self.parts, dict(self.schema), self.consts, (name, offset, self._part_starts()))
+        return self._derived(lf, self._height)
+
     def at(self, positions: pl.Series) -> pl.DataFrame:
         """The rows at these positions (sorted, unique), with ``_gi`` (the position): read from the
         parts that hold them only, a run of neighbouring rows at a time (a slice of a part reads its
         pages, not the part), instead of a scan of every part that keeps a few rows."""
-        if self._starts is None:  # where each part begins (the row counts in the parts' footers)
-            heights = [pl.scan_parquet(p, glob=False).select(pl.len()).collect().item() for p in self.parts]
-            self._starts = [sum(heights[:i]) for i in range(len(heights) + 1)]
+        self._part_starts()
+        assert self._starts is not None
         starts, full = pl.Series(self._starts[:-1], dtype=pl.Int64), dict(self.schema)
         idx = positions.cast(pl.Int64)
         which = (starts.search_sorted(idx, side="right") - 1).to_list()
@@ -474,24 +489,30 @@ class EventsOnDisk(LazyTable):
         return EventsOnDisk(self.spill, parts, schema)
 
 
-def _scan(parts: list[Path], schema: dict, consts: list[dict] | None) -> pl.LazyFrame:
+def _scan(parts: list[Path], schema: dict, consts: list[dict] | None, index: tuple[str, int, list[int]] | None = None) -> pl.LazyFrame:
     """The parts as one lazy frame of ``schema``: a column a part lacks read as nulls, and each
-    part's constant columns (``consts``) added to it; parts that share them scanned as one."""
+    part's constant columns (``consts``) added to it; parts that share them scanned as one.
+    ``index``: (name, offset, where each part starts) — a row index made by the scans themselves
+    (first column), so that a filter on the rows still reads only the rows it keeps."""
     if not parts:
-        return pl.LazyFrame(schema=schema)
+        lf = pl.LazyFrame(schema=schema)
+        return lf if index is None else lf.with_row_index(index[0], index[1])
     if not consts or not any(consts):
-        return pl.scan_parquet(parts, schema=schema, missing_columns="insert", extra_columns="ignore", glob=False)
-    runs: list[tuple[dict, list[Path]]] = []
-    for part, c in zip(parts, consts):
+        consts = [{}] * len(parts)
+    runs: list[tuple[dict, list[Path], int]] = []
+    for k, (part, c) in enumerate(zip(parts, consts)):
         if runs and runs[-1][0] == c:
             runs[-1][1].append(part)
         else:
-            runs.append((c or {}, [part]))
+            runs.append((c or {}, [part], k))
     frames = []
-    for c, ps in runs:
-        stored = {k: t for k, t in schema.items() if k not in c}
-        lf = pl.scan_parquet(ps, schema=stored, missing_columns="insert", extra_columns="ignore", glob=False)
-        frames.append(lf.with_columns(**{k: pl.lit(v, dtype=schema[k]) for k, v in c.items()}).select(list(schema)))
+    for c, ps, k in runs:
+        stored = {n: t for n, t in schema.items() if n not in c}
+        kw = {} if index is None else {"row_index_name": index[0], "row_index_offset": index[1] + index[2][k]}
+        lf = pl.scan_parquet(ps, schema=stored, missing_columns="insert", extra_columns="ignore", glob=False, **kw)
+        if c:
+            lf = lf.with_columns(**{n: pl.lit(v, dtype=schema[n]) for n, v in c.items()}).select(([index[0]] if index else []) + list(schema))
+        frames.append(lf)
     return frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical")
 
 
