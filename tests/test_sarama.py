@@ -709,3 +709,162 @@ def test_sarama_own_error_lines_of_every_release_are_not_errors_returned(cli, tm
     (g,) = [f for f in got["findings"] if f["id"] == "sarama.retry-redial-stall"]
     assert [s["errors_returned"] for s in g["subjects"]] == [s["errors_returned"] for s in w["subjects"]]  # was 5, not 2
     assert g["title"] == w["title"]  # the stall was cut at the first such line: 5 s, not 127 s
+
+
+# ----------------------------------------------------------------------------- a start no line marks
+# (the measured excerpt sarama-02: an AsyncProducer whose chain opens with the produce request's read
+# timeout, and no line before it about the stalled partitions or their broker: the stall was timed
+# from that line, 96 s where the application measured 132 s)
+
+READ2 = "read tcp 10.0.0.5:40312->10.0.0.7:9092: i/o timeout"
+DIAL7 = "dial tcp 10.0.0.7:9092: i/o timeout"
+
+
+def _unmarked(opening: str = "read", last: tuple | None = None, gap: float = 42.6, printed: str | None = None) -> str:
+    """An AsyncProducer of three brokers whose broker 2 (leader of orders/1 and orders/4) black-holes:
+    the application's batch lines name no partition (with several partitions in the log they may be
+    another's), sarama's only line before the chain is about broker 0. The chain opens ``gap`` s after
+    the last batch (or ``last``, (seconds before the chain, text), comes between) with the produce
+    request's read timeout (``opening="dial"``: a failed dial), two retries each wait a 10 s dial, and
+    the error reaches the application."""
+    items = [(0, "Connected to broker at kafka-0.kafka:9092 (registered as #0)", True)]
+    if printed:
+        items.append((0.2, f"producer config: {printed} Producer.Retry.Max=3", False))
+    items += [(10 if k else 0.4, f"published batch {k + 1} of 200 messages in 21.3ms", False) for k in range(4)]
+    if last:
+        items.append((gap - last[0], last[1], False))
+    first = gap if not last else last[0]
+    if opening == "read":
+        items += [(first, f"producer/broker/2 state change to [closing] because {READ2}", True),
+                  (0.0002, "Closed connection to broker kafka-2.kafka:9092", True)]
+    else:
+        items += [(first, f"Failed to connect to broker kafka-2.kafka:9092: {DIAL7}", True),
+                  (0.0002, f"producer/broker/2 state change to [closing] because {DIAL7}", True),
+                  (0.0001, "client/brokers deregistered broker #2 at kafka-2.kafka:9092", True)]
+    for n in (1, 2):
+        items += [
+            (0.0003, f"producer/leader/orders/1 state change to [retrying-{n}]", True),
+            (0.0001, "producer/leader/orders/1 abandoning broker 2", True),
+            (0.0001, f"producer/leader/orders/4 state change to [retrying-{n}]", True),
+            (0.0001, "producer/leader/orders/4 abandoning broker 2", True),
+            (0.0002, "producer/broker/2 shut down", True),
+            (0.1, "client/metadata fetching metadata for [orders] from broker kafka-0.kafka:9092", True),
+            (0.0035, "producer/leader/orders/1 selected broker 2", True),
+            (0.0001, "producer/leader/orders/4 selected broker 2", True),
+            (10.0, f"Failed to connect to broker kafka-2.kafka:9092: {DIAL7}", True),
+            (0.0002, f"producer/broker/2 state change to [closing] because {DIAL7}", True),
+        ]
+    items += [(0.0004, f"publish of batch 5 failed: {DIAL7}", False), (10, "published batch 6 of 200 messages in 19.8ms", False)]
+    return _micro(items)
+
+
+def _stamp(text: str, needle: str):
+    """The stamp of the first line of ``text`` that has ``needle``."""
+    import datetime as dt
+
+    line = next(x for x in text.splitlines() if needle in x)
+    return dt.datetime.strptime(re.search(r"\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d{6}", line).group(0), "%Y/%m/%d %H:%M:%S.%f")
+
+
+def _shown(text: str, first: str) -> float:
+    """Seconds from the first line with ``first`` to the error returned to the application."""
+    return (_stamp(text, "publish of batch 5 failed") - _stamp(text, first)).total_seconds()
+
+
+@pytest.mark.parametrize("printed,read_t", [(None, 30.0), ("Net.ReadTimeout=10s", 10.0)])
+def test_a_chain_opening_with_a_read_timeout_and_no_line_before_it_starts_one_read_timeout_earlier(tmp_path, printed, read_t):
+    """Nothing before the chain marks the write of the stalled request or is about its partitions, and
+    the chain opens with its read timeout: the write was at least Net.ReadTimeout before that line (the
+    printed value, else sarama's default), an estimate the report says is one, in the budget as the
+    produce read timeout. (The stall used to run from the [closing] line: 20.2 s.)"""
+    import datetime as dt
+
+    text = _unmarked(printed=printed)
+    p = tmp_path / "outbox-publisher.log"
+    p.write_text(text)
+    f = one(p)
+    (s, s4) = f["subjects"]
+    assert (s["topic_partition"], s4["topic_partition"]) == ("orders/1", "orders/4") and s["kind"] == "blackhole"
+    assert abs(s["stall_seconds"] - (read_t + _shown(text, "[closing] because read tcp"))) <= 0.01, s["stall_seconds"]
+    assert s["start_bound"] == "estimated" and s["start_estimated"] is True and s["idle_seconds"] == 0
+    assert f["first_seen_estimated"] is True and f["first_seen"] == s["from"]
+    (inc,) = analyze(p)["incidents"]
+    assert inc["first_seen_estimated"] is True
+    b = budget(f)
+    assert b["produce_read_timeout"]["count"] == 1 and abs(b["produce_read_timeout"]["seconds"] - read_t) <= 0.001
+    assert abs(sum(x["seconds"] for x in b.values()) - s["stall_seconds"]) < 0.01  # the read timeout's wait is in the budget
+    value = "Net.ReadTimeout=10s, as the application printed it (line 2)" if printed else "sarama's default Net.ReadTimeout=30s (the log prints no value)"
+    assert s["start_bound_from"] == (f"the '[closing]' line minus {value}: no line before the chain marks the write "
+                                     "or is known to be about these partitions, so the start is estimated")
+    # what the user reads: the window and the root cause say the start is an estimate
+    out = _text(run("analyze", "--tz", "UTC", p, "--format", "text"))
+    start = (_stamp(text, "[closing] because read tcp") - dt.timedelta(seconds=read_t)).strftime("%Y-%m-%d %H:%M:%S")
+    assert re.search(rf"when {start} → \S+ UTC \([\d.]+ s, start estimated\)", out), out[:700]
+    assert f"seen {start} → " in out
+    assert f"stalled {s['stall_seconds']:.1f} s (" in out
+    assert f"from an estimated write of the stalled request (the '[closing]' line minus {value}" in out
+
+
+def test_a_read_timeout_estimate_stops_at_the_log_s_first_line(tmp_path):
+    """The log begins 12.2 s before the chain: sarama's default 30 s would put the write before it, so
+    the start is the log's first line, and the finding says the send began earlier."""
+    text = "".join(_unmarked(gap=12.2).splitlines(keepends=True)[4:])  # from the last batch line on
+    p = tmp_path / "late-start.log"
+    p.write_text(text)
+    f = one(p)
+    (s, _) = f["subjects"]
+    assert abs(s["stall_seconds"] - (12.2 + _shown(text, "[closing] because read tcp"))) <= 0.01, s["stall_seconds"]
+    assert s["start_bound"] == "estimated" and f["first_seen_estimated"] is True
+    assert s["start_bound_from"].endswith("would put the write before the log begins: the send began earlier, so the start is estimated and the stall is at least this")
+    assert abs(budget(f)["produce_read_timeout"]["seconds"] - 12.2) <= 0.001
+
+
+@pytest.mark.parametrize("case", ["delivery 12 s before", "delivery 35 s before", "dial first"])
+def test_a_line_about_the_partition_or_a_dial_first_keeps_the_start(tmp_path, case):
+    """Near misses: a delivery on a stalled partition before the chain bounds the start (12 s before it:
+    sarama's default would put the write before it) or marks the send's pace (35 s before: the write is
+    the [closing] line minus 30 s, not estimated); a chain that opens with a failed dial has no read
+    timeout to take back and starts at its first line. None is called estimated."""
+    delivery = "message 41 delivered to partition 1 at offset 506"
+    if case == "dial first":
+        text, first, before = _unmarked(opening="dial"), "Failed to connect", 0.0
+    else:
+        before = 12.0 if case.startswith("delivery 12") else 35.0
+        text, first = _unmarked(last=(before, delivery)), "[closing] because read tcp"
+    p = tmp_path / "outbox-publisher.log"
+    p.write_text(text)
+    f = one(p)
+    (s, _) = f["subjects"]
+    want = _shown(text, first) + min(before, 30.0)
+    assert abs(s["stall_seconds"] - want) <= 0.01, s["stall_seconds"]
+    assert s["start_bound"] == ("write" if case.startswith("delivery 35") else "last line before the chain")
+    assert s["start_estimated"] is False and "first_seen_estimated" not in f
+    out = _text(run("analyze", "--tz", "UTC", p, "--format", "text"))
+    assert "estimated" not in out.split("What to do")[0], out[:900]
+
+
+def test_an_estimated_start_alone_makes_no_stall(tmp_path):
+    """One read timeout that a retry on a fresh connection got through in the same millisecond, and
+    the application's status lines say nothing of a delivery (the measured decoy sarama-11): the 30 s
+    before the [closing] line are an estimate, and an estimate lengthens a stall the log shows, never
+    makes one."""
+    items = [(0, "Connected to broker at kafka-0.kafka:9092 (registered as #0)", True)]
+    items += [(10 if k else 0.4, "outbox: 0 pending, 0 errors", False) for k in range(3)]  # a status line: no delivery
+    items += [
+        (6.2, f"producer/broker/2 state change to [closing] because {READ2}", True),
+        (0.0002, "Closed connection to broker kafka-2.kafka:9092", True),
+        (0.0003, "producer/leader/orders/1 state change to [retrying-1]", True),
+        (0.0001, "producer/leader/orders/1 abandoning broker 2", True),
+        (0.0002, "producer/broker/2 shut down", True),
+        (0.0001, "client/metadata fetching metadata for [orders] from broker kafka-0.kafka:9092", True),
+        (0.0003, "producer/broker/2 starting up", True),
+        (0.0001, "producer/broker/2 state change to [open] on orders/1", True),
+        (0.0001, "producer/leader/orders/1 selected broker 2", True),
+        (0.0009, "Connected to broker at kafka-2.kafka:9092 (registered as #2)", True),
+        (0.0004, "producer/leader/orders/1 state change to [flushing-1]", True),
+        (0.0001, "producer/leader/orders/1 state change to [normal]", True),
+        (3.8, "outbox: 0 pending, 0 errors", False),
+    ]
+    p = tmp_path / "one-retry.log"
+    p.write_text(_micro(items))
+    assert stalls(analyze(p)) == []

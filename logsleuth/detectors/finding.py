@@ -53,6 +53,7 @@ class Finding:
     references: list[Prose] = field(default_factory=list)
     ruled_out: list[Prose] = field(default_factory=list)
     details: dict = field(default_factory=dict)  # detector-specific extras (budget tables, counts)
+    start_estimated: bool = False  # first_seen is an estimate, not a line's stamp (the reports say so)
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITY_RANK:
@@ -81,7 +82,7 @@ class Finding:
         )
 
     def to_json(self) -> dict:
-        return {
+        d = {
             "id": self.id,
             "severity": self.severity,
             "title": render(self.title),
@@ -98,6 +99,9 @@ class Finding:
             "ruled_out": [render(r) for r in self.ruled_out],
             "details": _jsonable(self.details),
         }
+        if self.start_estimated:  # only then: the key is new, and most findings' starts are a line's stamp
+            d["first_seen_estimated"] = True
+        return d
 
 
 def _worded(v: Any, clock: Clock) -> Any:

@@ -40,6 +40,7 @@ class Incident:
     last: dt.datetime | None
     hit: list[str] = field(default_factory=list)  # the logs (and clients) it hit
     keys: list[tuple] = field(default_factory=list)  # what its members share (kind, value)
+    first_estimated: bool = False  # its start is a member's estimated start (Finding.start_estimated)
 
     def severity(self, findings: list[Finding]) -> str:
         return min((findings[k].severity for k in self.members), key=SEVERITY_RANK.__getitem__)
@@ -59,6 +60,7 @@ class Incident:
             "now": render(self.now),
             "first_seen": iso_utc(self.first),
             "last_seen": iso_utc(self.last),
+            **({"first_seen_estimated": True} if self.first_estimated else {}),
             "hit": self.hit,
             "shares": [{"kind": k, "value": v} for k, v in self.keys],
             "findings": [k + 1 for k in self.members],  # as the report numbers them
@@ -222,6 +224,10 @@ def _incident(n: int, members: list[int], findings: list[Finding], r: Rules, key
     f = findings[cause]
     wins = [_window(i, findings[i], spans, r) for i in members]
     firsts = [a for a, _ in wins if a is not None]
+    # the window starts at an estimated start: every member that starts it has one (its own window's,
+    # not the times of the keys it shares)
+    starters = [(i, w) for i, w in zip(members, wins) if firsts and w[0] == min(firsts)]
+    first_estimated = bool(starters) and all(findings[i].start_estimated and w[0] == findings[i].first_seen for i, w in starters)
     lasts = [b for _, b in wins if b is not None]
     seen: dict[str, None] = {}  # in order, each once (a dict: 10^5 subjects stay linear)
     for i in members:
@@ -247,7 +253,7 @@ def _incident(n: int, members: list[int], findings: list[Finding], r: Rules, key
         break
     else:  # the file's last rule has no finding and no condition: never reached
         headline, now = Text(f.title), _action(f)
-    return Incident(n, members, cause, headline, now, facts["window"]["first"], facts["window"]["last"], hit, keys)
+    return Incident(n, members, cause, headline, now, facts["window"]["first"], facts["window"]["last"], hit, keys, first_estimated)
 
 
 def _action(f: Finding) -> Text:

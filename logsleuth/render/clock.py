@@ -100,13 +100,15 @@ def iso_expr(col: str, zone: str | None = None):
     )
 
 
-def span(first: dt.datetime | None, last: dt.datetime | None, seconds: bool = True, duration: bool = True) -> str:
+def span(first: dt.datetime | None, last: dt.datetime | None, seconds: bool = True, duration: bool = True,
+         estimated: bool = False) -> str:
     """'2020-06-01 22:00:00 → 2020-06-02 01:29:59 UTC (3.5 h)': the second date is left out on the
-    same day; each end names its zone when they differ (a change to or from summer time)."""
+    same day; each end names its zone when they differ (a change to or from summer time).
+    ``estimated``: the start is an estimate, not a line's stamp ('(3.5 h, start estimated)')."""
     if first is None:
         return "no timestamps"
     if last is None or last == first:
-        return when(first, seconds)
+        return when(first, seconds) + (" (estimated)" if estimated else "")
     from logsleuth.detectors.base import fmt_duration
 
     a, b = local(first), local(last)
@@ -116,7 +118,8 @@ def span(first: dt.datetime | None, last: dt.datetime | None, seconds: bool = Tr
         right = right.split(" ", 1)[1]
     za, zb = abbr(first), abbr(last)
     text = f"{left} → {right} {zb}" if za == zb else f"{left} {za} → {right} {zb}"
-    return f"{text} ({fmt_duration((last - first).total_seconds())})" if duration else text
+    note = ", start estimated" if estimated else ""
+    return f"{text} ({fmt_duration((last - first).total_seconds())}{note})" if duration else text + (f" ({note[2:]})" if note else "")
 
 
 class ZoneClock:

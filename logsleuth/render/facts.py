@@ -286,7 +286,7 @@ def incident_words(a: Analysis, inc) -> IncidentWords:
         severity=inc.severity(a.findings),
         confidence=inc.confidence(a.findings),
         headline=visible(render_words(inc.headline, zc)),
-        window=clock.span(inc.first, inc.last) if inc.first is not None else "",
+        window=clock.span(inc.first, inc.last, estimated=inc.first_estimated) if inc.first is not None else "",
         hit=[visible(h) for h in inc.hit],
         now=visible(render_words(inc.now, zc)),
     )

@@ -123,7 +123,7 @@ def _finding(i: int, f: Finding) -> list[str]:
     out.append(f'<h3>{i}. {e(f.title)}</h3>')
     out.append(
         f'<p><span class="sev {e(f.severity)}">{e(f.severity.upper())}</span> {_conf(f)} · '
-        f"<code>{e(f.id)}</code> · {e(_t(f.first_seen))} → {e(_t(f.last_seen))}</p>"
+        f"<code>{e(f.id)}</code> · {e(_t(f.first_seen))}{' (estimated)' if f.start_estimated else ''} → {e(_t(f.last_seen))}</p>"
     )
     out.append(f"<p>{e(f.root_cause)}</p>")
     if f.remediation:

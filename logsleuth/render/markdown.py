@@ -141,7 +141,7 @@ def changes(a: Analysis) -> list[str]:
 
 def finding(i: int, f: Finding) -> list[str]:
     out = [f"### {i}. {md(f.title)}", ""]
-    out.append(f"**{md(f.severity.upper())}** · {md(confidence_text(f.confidence))} · `{f.id}` · {md(_t(f.first_seen))} → {md(_t(f.last_seen))}")
+    out.append(f"**{md(f.severity.upper())}** · {md(confidence_text(f.confidence))} · `{f.id}` · {md(_t(f.first_seen))}{' (estimated)' if f.start_estimated else ''} → {md(_t(f.last_seen))}")
     out += ["", md(f.root_cause), ""]
     if f.remediation:
         out.append("**What to do**")

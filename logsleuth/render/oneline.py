@@ -21,7 +21,7 @@ def lines(a: Analysis) -> list[str]:
         parts = [
             inc.severity(a.findings).upper(),
             cause.id,
-            clock.span(inc.first, inc.last) if inc.first is not None else "no times",
+            clock.span(inc.first, inc.last, estimated=inc.first_estimated) if inc.first is not None else "no times",
             visible(render_words(inc.headline, zc)),
         ]
         if len(inc.members) > 1 or worst is not cause:

@@ -201,7 +201,7 @@ class View:
         head += Text(self.said(inc.headline), style="bold")
         out = self.wrap(head, indent=2)
         if level >= 2 and inc.first is not None:
-            out += self.wrap(Text(span_text(inc.first, inc.last)), label="  when   ")
+            out += self.wrap(Text(span_text(inc.first, inc.last, estimated=inc.first_estimated)), label="  when   ")
         if level >= 0 and inc.hit:
             top = 4
             hit = [self.s(h) for h in inc.hit]
@@ -281,7 +281,7 @@ class View:
             return self.title_line(i, f)
         out: list = [self.rule(Text(f"{i} · {f.id} · ") + self.conf(f))]
         out += self.wrap(Text("[") + self.sev(f) + Text("] ") + Text(self.s(f.title), style="bold"), indent=2)
-        out += self.wrap(Text(f"seen {span_text(f.first_seen, f.last_seen)}", style="dim"))
+        out += self.wrap(Text(f"seen {span_text(f.first_seen, f.last_seen, estimated=f.start_estimated)}", style="dim"))
         out.append(Text(""))
         out.append(Text("Root cause", style="bold"))
         out += self.wrap(Text(self.s(f.root_cause)), label="  ")

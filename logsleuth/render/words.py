@@ -38,12 +38,12 @@ def confidence_text(c: float) -> str:
     return s + (", low confidence" if c < LOW_CONFIDENCE else "")
 
 
-def span_text(first: dt.datetime | None, last: dt.datetime | None, seconds: bool = True) -> str:
+def span_text(first: dt.datetime | None, last: dt.datetime | None, seconds: bool = True, estimated: bool = False) -> str:
     """'2020-06-01 22:00:00 → 2020-06-02 01:29:59 UTC (3.5 h)' in the display zone: the second date
     is left out on the same day."""
     from logsleuth.render import clock
 
-    return clock.span(first, last, seconds)
+    return clock.span(first, last, seconds, estimated=estimated)
 
 
 def counts(n: int, one: str, many: str | None = None) -> str:

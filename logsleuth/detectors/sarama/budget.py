@@ -18,7 +18,7 @@ from logsleuth.detectors.sarama.format import fmt_setting
 from logsleuth.detectors.sarama.chain import _has, _seconds
 from logsleuth.detectors.sarama.incident import Incident
 from logsleuth.detectors.sarama.waits import (
-    COMPONENTS, PRODUCE_TIMEOUTS, READ_TIMEOUTS, WRITE_TIMEOUTS, _cadence, _classify_gap, _typical,
+    COMPONENTS, PRODUCE_TIMEOUTS, READ_TIMEOUTS, WRITE_TIMEOUTS, _cadence, _classify_gap, _opening_timeout, _typical,
 )
 
 
@@ -32,6 +32,7 @@ class Timing:
     skipped: float  # time cut from the start when the line before the chain is an old sarama line
     pre_gap: float  # the first gap before it was cut
     before_log: float | None  # the part of the failing send before the log's first line (from the application's figure)
+    lead: float  # the produce request's wait before the chain's first line, estimated (no line before the chain bounds it)
     start_estimated: bool
     t_from: dt.datetime
     t_to: dt.datetime
@@ -57,13 +58,16 @@ def measure(inc: Incident, df: pl.DataFrame, printed: dict | None = None) -> Tim
     that line (``Net.WriteTimeout`` for ``write tcp``) — the value the application printed
     (``printed``, see printed.py), else the value the chain's other timeouts show, else sarama's
     default — unless that would put it before the last line before the chain, which then bounds it.
+    When no line before the chain bounds it (none is known to be about these partitions), the same
+    arithmetic from that line is the start's estimate, bounded by the log's first line (``estimated``).
     With sarama's Logger off, the application's own figure for the failing send bounds it, else its
     last line before the error. The time from that last line to the write is ``idle`` (listed in the
     budget, not part of the stall)."""
     printed = printed or {}
     pre, stall_rows = inc.pre, inc.stall_rows
     cadence = _cadence(df, stall_rows[0]["idx"]) if pre is not None else None
-    m = _unseen(inc, cadence) if inc.unseen else _logged(inc, printed)
+    log_first = df.filter(pl.col("ts").is_not_null()).head(1)["ts"].to_list()
+    m = _unseen(inc, cadence) if inc.unseen else _logged(inc, printed, log_first[0] if log_first else None)
     if m is None:
         return None
     waits, stall = m["waits"], m["stall"]
@@ -73,6 +77,7 @@ def measure(inc: Incident, df: pl.DataFrame, printed: dict | None = None) -> Tim
     md_backoffs = [r["backoff_ms"] / 1000.0 for r in stall_rows if _has(r, "sarama_metadata_retry") and r.get("backoff_ms") is not None]
     return Timing(
         waits=waits, stall=stall, idle=m["idle"], skipped=m.get("skipped", 0.0), pre_gap=m.get("pre_gap", 0.0), before_log=m.get("before_log"),
+        lead=m.get("lead", 0.0),
         start_estimated=m["start_estimated"], t_from=t_from, t_to=t_to, cadence=cadence, read_t=m.get("read_t"),
         read_source=m.get("read_source"), write_t=m.get("write_t"), write_source=m.get("write_source"), dial_gaps=dial_gaps,
         dial_t=_typical(dial_gaps, inc.coarse), md_backoff_t=_typical(md_backoffs, False),
@@ -94,14 +99,15 @@ def _unseen(inc: Incident, cadence: float | None) -> dict | None:
     return {"waits": waits, "idle": idle, "stall": stall, "start_estimated": start_estimated, "start_bound": start_bound, "start_how": start_how}
 
 
-def _first_timeout(inc: Incident, waits: list, printed: dict) -> dict:
+def _first_timeout(inc: Incident, waits: list, printed: dict, lead: bool = False) -> dict:
     """The produce request's own timeout, which the first wait holds: the setting the error text names,
     its value (printed by the application, else the chain's other timeouts, else sarama's default)
-    and where that value came from."""
+    and where that value came from. ``lead``: the first wait is the chain's opening line's own, with
+    no line before it (its length is not in the log)."""
     pre, coarse = inc.pre, inc.coarse
     first_c = waits[0][0] if waits else None
     first_is_write = first_c == "produce_write_timeout"
-    clean = [g for i, (c, g, _) in enumerate(waits) if c in (WRITE_TIMEOUTS if first_is_write else READ_TIMEOUTS) and not (i == 0 and pre is not None)]
+    clean = [g for i, (c, g, _) in enumerate(waits) if c in (WRITE_TIMEOUTS if first_is_write else READ_TIMEOUTS) and not (i == 0 and (pre is not None or lead))]
     setting = "Net.WriteTimeout" if first_is_write else "Net.ReadTimeout"
     said = printed.get(setting)
     from_default = False
@@ -119,20 +125,26 @@ def _first_timeout(inc: Incident, waits: list, printed: dict) -> dict:
     return {"is_write": first_is_write, "setting": setting, "t": first_t, "source": first_source, "from_default": from_default}
 
 
-def _logged(inc: Incident, printed: dict) -> dict:
+def _logged(inc: Incident, printed: dict, log_first: dt.datetime | None = None) -> dict:
     """sarama's Logger on: every gap between the stall's lines attributed to a wait, and the stall's
-    start at the write of the stalled request when the first wait shows it (see ``measure``)."""
+    start at the write of the stalled request when the first wait shows it (see ``measure``;
+    ``log_first``: the stamp of the log's first line)."""
     pre, stall_rows, coarse, inside = inc.pre, inc.stall_rows, inc.coarse, inc.inside
     waits: list[tuple[str, float, dict]] = []
-    idle = skipped = pre_gap = 0.0  # skipped: time cut from the start when the line before the chain is an old sarama line
+    idle = skipped = pre_gap = lead_s = 0.0  # skipped: time cut from the start when the line before the chain is an old sarama line
     start_bound, start_how = "last line before the chain", {"way": "no mark"}
     for k in range(1, len(stall_rows)):
         prev, cur = stall_rows[k - 1], stall_rows[k]
         waits.append((_classify_gap(prev, cur, first_wait=(k == 1 and pre is not None and not inside)), _seconds(prev["ts"], cur["ts"]), cur))
     stall = _seconds(stall_rows[0]["ts"], stall_rows[-1]["ts"]) if len(stall_rows) > 1 else 0.0
+    # no line before the chain bounds it, and its first line ends the produce request's own wait: that
+    # wait (one timeout, from the write) is not in the log, and is estimated below
+    lead = _opening_timeout(stall_rows) if pre is None and not inside else None
+    if lead is not None:
+        waits.insert(0, (lead, 0.0, stall_rows[0]))
     # the first wait holds the produce request's own timeout and the time before the send began
     first_c, first_g = (waits[0][0], waits[0][1]) if waits else (None, 0.0)
-    ft = _first_timeout(inc, waits, printed)
+    ft = _first_timeout(inc, waits, printed, lead is not None)
     setting, first_t, first_source, from_default = ft["setting"], ft["t"], ft["source"], ft["from_default"]
     pre_is_app = pre is not None and bool(pre.get("ok"))
     if pre is not None and not pre_is_app and waits and not inside:
@@ -144,7 +156,19 @@ def _logged(inc: Incident, printed: dict) -> dict:
             else:
                 waits[0] = (waits[0][0], expected, waits[0][2])  # the first wait (first_c), cut to its timeout
             first_c, first_g = None, 0.0
-    if first_c in PRODUCE_TIMEOUTS:
+    estimated = bool(skipped)
+    if lead is not None and first_t is not None:
+        # the write of the stalled request: at least one timeout before the line that ended its wait
+        # (the read deadline is set once the request is written), but not before the log's first line
+        est, log_start = first_t, False
+        if log_first is not None and _seconds(log_first, stall_rows[0]["ts"]) < first_t:
+            est, log_start = max(0.0, _seconds(log_first, stall_rows[0]["ts"])), True
+        waits[0] = (lead, est, stall_rows[0])
+        stall, lead_s = stall + est, est
+        estimated, start_bound = True, "estimated"
+        start_how = ({"way": "timeout before", "source": first_source} if not first_source.startswith("gaps")
+                     else {"way": "timeout before gaps", "setting": setting, "value_s": first_t}) | {"log_start": log_start}
+    elif first_c in PRODUCE_TIMEOUTS:
         if pre is not None and not inside and first_t is not None and first_g >= first_t - (1.0 if coarse else 0.05):
             # the write of the stalled request: one timeout before the line that ended its wait
             idle = max(0.0, first_g - first_t)
@@ -164,8 +188,8 @@ def _logged(inc: Incident, printed: dict) -> dict:
     elif first_c == "idle":
         # nothing sarama logged before the error: the last line before the chain bounds the start
         start_how = {"way": "idle"}
-    m = {"waits": waits, "idle": idle, "skipped": skipped, "pre_gap": pre_gap, "before_log": None,
-         "stall": stall - (skipped + idle), "start_estimated": bool(skipped), "start_bound": start_bound, "start_how": start_how}
+    m = {"waits": waits, "idle": idle, "skipped": skipped, "pre_gap": pre_gap, "before_log": None, "lead": lead_s,
+         "stall": stall - (skipped + idle), "start_estimated": estimated, "start_bound": start_bound, "start_how": start_how}
     m |= _typical_timeouts(waits, ft["is_write"], first_t, first_source, coarse)
     if skipped:
         m["start_bound"], m["start_how"] = "estimated", {"way": "skipped"}

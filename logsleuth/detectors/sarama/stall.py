@@ -224,6 +224,7 @@ def _finding(f: StallFacts, inc: Incident, t: Timing, cmp: Comparison, aft: dict
     return Finding(
         **VERDICT.parts(f),
         first_seen=t.t_from,
+        start_estimated=t.start_estimated,
         last_seen=aft["recovered_at"] or inc.body[-1]["ts"],
         subjects=_subjects(inc, t, cmp, aft, start_from),
         cause={

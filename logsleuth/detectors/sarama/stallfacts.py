@@ -50,6 +50,7 @@ class StallFacts:
     skipped_s: float  # cut from the start: the line before the chain is an old sarama line
     pre_gap_s: float  # the first gap before it was cut
     before_log_s: float | None  # the part of the failing send before the log's first line
+    lead_s: float  # the produce request's wait before the chain's first line, estimated (no line before the chain bounds it)
     pre_error_gap_s: float | None  # Logger off: from the application's last line to the error
     cadence_s: float | None  # the application's send interval before the chain
     delivery_ref: str | None  # 'line N' of the delivery that ends the stall
@@ -94,6 +95,12 @@ class StallFacts:
         return self.stall_from, self.stall_to
 
     @property
+    def timeout_before(self) -> bool:
+        """No line before the chain bounds it: the start is the chain's first line (the produce request
+        timing out) minus that timeout, an estimate (budget.py)."""
+        return self.start_how.get("way") in ("timeout before", "timeout before gaps")
+
+    @property
     def first_period(self) -> dict | None:
         return self.periods[0] if self.periods else None
 
@@ -135,7 +142,7 @@ def _bounds(inc: Incident, t: Timing) -> dict:
         "stall_s": t.stall, "stall_from": t.t_from, "stall_to": t.t_to,
         "stall_coarse": inc.coarse and not (t.before_log is not None or (inc.unseen and t.start_estimated)),
         "start_bound": t.start_bound, "start_how": t.start_how, "end_bound": inc.end_bound, "ended_by": inc.ended_by,
-        "skipped_s": t.skipped, "pre_gap_s": t.pre_gap, "before_log_s": t.before_log,
+        "skipped_s": t.skipped, "pre_gap_s": t.pre_gap, "before_log_s": t.before_log, "lead_s": t.lead,
         "pre_error_gap_s": _seconds(pre["ts"], err["ts"]) if pre is not None and err is not None else None,
         "cadence_s": t.cadence,
         "delivery_ref": line_ref(inc.delivery_row | {"path": inc.path}) if inc.delivery_row is not None else None,

@@ -70,6 +70,24 @@ def _classify_gap(prev: dict, cur: dict, first_wait: bool) -> str:
     return "other"
 
 
+def _opening_timeout(rows: list[dict]) -> str | None:
+    """The produce request's own timeout that the chain's first line ends (``produce_read_timeout``:
+    ``producer/broker/N state change to [closing] because read tcp …: i/o timeout``;
+    ``produce_write_timeout`` for ``write tcp``), for a chain that no earlier line bounds; None when
+    it opens otherwise (a dial, a metadata error, EOF). Newer sarama's 'close broker … due to socket
+    error: E' logged first counts when the '[closing] because E' line of the same failure follows."""
+    if not rows:
+        return None
+    first = rows[0]
+    if _has(first, "sarama_broker_socket_error") and not _has(first, "sarama_broker_closing"):
+        if not (len(rows) > 1 and _has(rows[1], "sarama_broker_closing") and _same_failure(first, rows[1])):
+            return None
+    elif not _has(first, "sarama_broker_closing"):
+        return None
+    kind = _net_kind(first.get("error"))
+    return "produce_read_timeout" if kind == "read" else "produce_write_timeout" if kind == "write" else None
+
+
 def _typical(values: list[float], coarse: bool) -> float | None:
     if not values:
         return None
