@@ -837,10 +837,16 @@ def test_a_line_about_the_partition_or_a_dial_first_keeps_the_start(tmp_path, ca
     (s, _) = f["subjects"]
     want = _shown(text, first) + min(before, 30.0)
     assert abs(s["stall_seconds"] - want) <= 0.01, s["stall_seconds"]
-    assert s["start_bound"] == ("write" if case.startswith("delivery 35") else "last line before the chain")
+    want_bound = {"dial first": "first line of the chain", "delivery 35 s before": "write"}.get(case, "last line before the chain")
+    assert s["start_bound"] == want_bound
     assert s["start_estimated"] is False and "first_seen_estimated" not in f
     out = _text(run("analyze", "--tz", "UTC", p, "--format", "text"))
     assert "estimated" not in out.split("What to do")[0], out[:900]
+    # the start is named as what it is: with no line before the chain, not "the last line before" it
+    said = " ".join(out.split())
+    if case == "dial first":
+        assert "from the failure chain's first line (no line before it marks the write" in said, out[:1500]
+        assert "last line logged before the failure chain" not in said
 
 
 def test_an_estimated_start_alone_makes_no_stall(tmp_path):

@@ -44,7 +44,7 @@ class Timing:
     dial_gaps: list[float]
     dial_t: float | None
     md_backoff_t: float | None
-    start_bound: str = "last line before the chain"  # write | application figure | last line before the chain | estimated
+    start_bound: str = "last line before the chain"  # write | application figure | last line before the chain | first line of the chain | estimated
     start_how: dict = field(default_factory=dict)  # how that bound was found: {"way": …} and its values (worded by the verdict)
     end_bound: str = "error returned"
 
@@ -188,6 +188,9 @@ def _logged(inc: Incident, printed: dict, log_first: dt.datetime | None = None) 
     elif first_c == "idle":
         # nothing sarama logged before the error: the last line before the chain bounds the start
         start_how = {"way": "idle"}
+    if pre is None and not inside and start_bound == "last line before the chain":
+        # no line before the chain at all: the stall is measured from the chain's own first line
+        start_bound, start_how = "first line of the chain", {"way": "chain start"}
     m = {"waits": waits, "idle": idle, "skipped": skipped, "pre_gap": pre_gap, "before_log": None, "lead": lead_s,
          "stall": stall - (skipped + idle), "start_estimated": estimated, "start_bound": start_bound, "start_how": start_how}
     m |= _typical_timeouts(waits, ft["is_write"], first_t, first_source, coarse)

@@ -43,7 +43,7 @@ class StallFacts:
     stall_from: dt.datetime
     stall_to: dt.datetime
     stall_coarse: bool  # the stall is shown in whole seconds (stamped to 1 s and no figure of the application's)
-    start_bound: str  # write | application figure | last line before the chain | estimated
+    start_bound: str  # write | application figure | last line before the chain | first line of the chain | estimated
     start_how: dict  # how that bound was found: {"way": …} and its values (budget.py)
     end_bound: str  # error returned | delivery | recovery | end of the log
     ended_by: str  # error | recovery | end of the log
