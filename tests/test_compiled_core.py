@@ -301,3 +301,62 @@ def test_ndjson_is_json_dumps_of_the_records_on_every_sample():
         events = with_raw(result.events, result.texts)
         want = [json.dumps(x, ensure_ascii=False) for x in records(events, packs)]
         assert got == want, d.name
+
+
+# --- the stamps the core reads (rust/src/stamps.rs) against Polars' reading of them ---------------
+
+def _iso_specs():
+    from logsleuth.ingest.reader import builtin_layouts
+
+    specs = {}
+    for lay in builtin_layouts():
+        if lay.time is not None:
+            specs[(lay.time.fmt, lay.time.normalize, lay.time.has_zone)] = lay.time
+    return list(specs.values())
+
+
+_DIGITS = st.text("0123456789", min_size=1, max_size=10)
+_STAMP = st.builds(
+    lambda y, mo, d, sep, h, mi, se, frac, off, cut: (
+        f"{y:04d}-{mo:02d}-{d:02d}{sep}{h:02d}:{mi:02d}:{se:02d}{frac}{off}"[: cut if cut else None]
+    ),
+    st.integers(1960, 10000), st.integers(0, 13), st.integers(0, 32), st.sampled_from([" ", "T", "  ", "t", "_"]),
+    st.integers(0, 24), st.integers(0, 60), st.integers(0, 60),
+    st.one_of(st.just(""), st.builds(lambda s, d: s + d, st.sampled_from([".", ",", ":"]), _DIGITS), st.sampled_from([".", ","])),
+    st.one_of(st.sampled_from(["", "Z", "z", " ", "+000", "+2400", "+00:0", "Zx"]),
+              st.builds(lambda s, h, m, c: f"{s}{h:02d}{c}{m:02d}", st.sampled_from("+-"), st.integers(0, 24), st.integers(0, 60), st.sampled_from(["", ":"]))),
+    st.one_of(st.none(), st.integers(0, 40)),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.none(), _STAMP), min_size=1, max_size=8))
+def test_the_cores_stamps_are_polars_reading_of_them(stamps):
+    """For every built-in layout's stamp format: where the core reads a column of stamps
+    (timeparse.iso_stamps: every stamp in the canonical shape), the values are exactly those of
+    stamp_expr (normalize rules, then Polars' to_datetime); a column it does not decide is left to Polars."""
+    from logsleuth.ingest.timeparse import iso_stamps, stamp_expr
+
+    col = pl.Series("t", stamps, dtype=pl.String)
+    for spec in _iso_specs():
+        aware, naive, _ = stamp_expr(pl.col("t"), spec, 2024)
+        want = pl.DataFrame(col).select(aware if spec.has_zone else naive).to_series()
+        for part in [col, *[col.slice(i, 1) for i in range(col.len())]]:  # the column, and each stamp alone
+            got = iso_stamps(part, spec)
+            if got is not None:
+                ref = want if part is col else pl.DataFrame(part).select(aware if spec.has_zone else naive).to_series()
+                assert got.dtype == ref.dtype and got.to_list() == ref.to_list(), (spec.fmt, spec.normalize, part.to_list())
+
+
+def test_the_core_reads_the_usual_stamps():
+    """The fast path is taken where it should be (else the test above would check nothing): the
+    stamps of the dense benchmark's layout, of log4j's and of Spring Boot 3's."""
+    from logsleuth.ingest.timeparse import iso_stamps
+
+    by_fmt = {(s.fmt, s.normalize): s for s in _iso_specs()}
+    pulsar = next(s for (f, n), s in by_fmt.items() if f == "%Y-%m-%d %H:%M:%S%.f%#z")
+    got = iso_stamps(pl.Series(["2024-05-02T00:00:00,000+0000", None, "2024-05-02 00:00:01.5-01:00"]), pulsar)
+    assert got is not None and [str(v) for v in got.to_list()] == ["2024-05-02 00:00:00+00:00", "None", "2024-05-02 01:00:01.500000+00:00"]
+    log4j = next(s for (f, n), s in by_fmt.items() if f == "%Y-%m-%d %H:%M:%S%.f" and len(n) == 2)
+    assert iso_stamps(pl.Series(["2024-05-02 00:00:00,123"]), log4j) is not None
+    assert iso_stamps(pl.Series(["2024-05-02 00:00:00,123", "2024-05-02 23:59:60,000"]), log4j) is None  # a leap second: Polars decides

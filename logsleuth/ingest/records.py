@@ -15,7 +15,7 @@ import polars as pl
 
 from logsleuth.ingest.layouts import infer
 from logsleuth.ingest.layouts.catalog import LEVELS, Layout, record_start_regex
-from logsleuth.ingest.timeparse import FileClock, stamp_expr
+from logsleuth.ingest.timeparse import FileClock, iso_stamps, stamp_expr
 
 FIELD_COLUMNS = ("level", "logger", "thread", "pid", "srcfile", "srcline")
 
@@ -166,8 +166,14 @@ def finish(rec: pl.DataFrame, layout: Layout, clock: FileClock, naive: pl.DataFr
         aware, naive_expr, text = infer.stamp_exprs(pl.col("msg"), clock.year_hint())
         rec = rec.with_columns(_ts_aware=aware, _ts_naive=naive_expr, ts_text=pl.coalesce(text, pl.col("ts_text")))
     elif spec is not None and not clock.time_only:
-        aware, naive_expr, _ = stamp_expr(pl.col("ts_text"), spec, clock.year_hint())
-        rec = rec.with_columns(_ts_aware=aware, _ts_naive=naive_expr)
+        fast = iso_stamps(rec["ts_text"], spec) if rec.height else None  # (the compiled core, when it can decide every stamp)
+        if fast is None:
+            aware, naive_expr, _ = stamp_expr(pl.col("ts_text"), spec, clock.year_hint())
+            rec = rec.with_columns(_ts_aware=aware, _ts_naive=naive_expr)
+        elif spec.has_zone:
+            rec = rec.with_columns(_ts_aware=fast, _ts_naive=pl.lit(None, dtype=pl.Datetime("us")))
+        else:
+            rec = rec.with_columns(_ts_aware=pl.lit(None, dtype=pl.Datetime("us", "UTC")), _ts_naive=fast)
         if guess and rec["ts_text"].null_count():  # a line of another layout: any dated stamp
             g_aware, g_naive, g_text = infer.stamp_exprs(pl.col("msg"), clock.year_hint())
             lacking = pl.col("ts_text").is_null()

@@ -164,6 +164,38 @@ def stamp_expr(ts_text: pl.Expr, spec: TimeSpec, year: int | None) -> tuple[pl.E
         return _stamp_expr(ts_text, spec, year)
 
 
+_T_RULE = (r"^(\d{4}-\d{2}-\d{2})T", "${1} ")
+_COMMA_RULE = (r"(\d{2}),(\d+)", "${1}.${2}")
+_ISO_FORMATS = {"%Y-%m-%d %H:%M:%S%.f": (True, False, False), "%Y-%m-%d %H:%M:%S%.f%#z": (True, False, True),
+                "%Y-%m-%dT%H:%M:%S%.f%#z": (False, True, True)}  # fmt -> (space, T, zone)
+
+
+def iso_stamps(ts_text: pl.Series, spec: TimeSpec) -> pl.Series | None:
+    """``stamp_expr``'s meaningful column (aware UTC when the spec has a zone, else naive) read by the
+    compiled core (rust/src/stamps.rs), when the spec is one of the ISO formats it knows and every
+    stamp has the canonical shape whose reading is not in doubt; None otherwise (``stamp_expr`` then)."""
+    shape = _ISO_FORMATS.get(spec.fmt)
+    rules = set(spec.normalize)
+    if shape is None or not spec.supported or spec.epoch or not spec.has_date or not spec.has_year or not rules <= {_T_RULE, _COMMA_RULE}:
+        return None
+    if ts_text.dtype != pl.String:
+        return None
+    from logsleuth.ingest.compiled import core
+
+    mod = core()
+    if mod is None:
+        return None
+    space, t_sep, zone = shape
+    if zone != spec.has_zone:
+        return None
+    got = mod.iso_stamps(ts_text.__arrow_c_stream__(), space, t_sep or _T_RULE in rules, _COMMA_RULE in rules, zone)
+    if got is None:
+        return None
+    us, valid = pl.Series(got[0]), pl.Series(got[1])
+    dtype = pl.Datetime("us", "UTC") if zone else pl.Datetime("us")
+    return pl.select(pl.when(valid).then(us).cast(dtype)).to_series()
+
+
 def _stamp_expr(ts_text: pl.Expr, spec: TimeSpec, year: int | None) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
     null_aware = pl.lit(None, dtype=pl.Datetime("us", "UTC"))
     null_naive = pl.lit(None, dtype=pl.Datetime("us"))

@@ -18,6 +18,7 @@ use pyo3::types::PyBytes;
 use regex::Regex;
 
 mod arrow;
+mod stamps;
 mod matcher;
 mod records;
 mod writer;
@@ -291,6 +292,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<arrow::Column>()?;
     m.add_class::<records::RecordParser>()?;
     m.add_function(wrap_pyfunction!(writer::write_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(stamps::iso_stamps, m)?)?;
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
