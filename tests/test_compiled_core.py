@@ -340,11 +340,10 @@ def test_the_cores_stamps_are_polars_reading_of_them(stamps):
     col = pl.Series("t", stamps, dtype=pl.String)
     for spec in _iso_specs():
         aware, naive, _ = stamp_expr(pl.col("t"), spec, 2024)
-        want = pl.DataFrame(col).select(aware if spec.has_zone else naive).to_series()
         for part in [col, *[col.slice(i, 1) for i in range(col.len())]]:  # the column, and each stamp alone
             got = iso_stamps(part, spec)
             if got is not None:
-                ref = want if part is col else pl.DataFrame(part).select(aware if spec.has_zone else naive).to_series()
+                ref = pl.DataFrame(part).select(aware if spec.has_zone else naive).to_series()
                 assert got.dtype == ref.dtype and got.to_list() == ref.to_list(), (spec.fmt, spec.normalize, part.to_list())
 
 
@@ -360,3 +359,21 @@ def test_the_core_reads_the_usual_stamps():
     log4j = next(s for (f, n), s in by_fmt.items() if f == "%Y-%m-%d %H:%M:%S%.f" and len(n) == 2)
     assert iso_stamps(pl.Series(["2024-05-02 00:00:00,123"]), log4j) is not None
     assert iso_stamps(pl.Series(["2024-05-02 00:00:00,123", "2024-05-02 23:59:60,000"]), log4j) is None  # a leap second: Polars decides
+
+
+def _broker_line(stamp: str, peer: str) -> str:
+    return f"{stamp} [pulsar-io-4-1] INFO  org.apache.pulsar.broker.service.ServerCnx - New connection from {peer}\n"
+
+
+@pytest.mark.parametrize("middle, want_last", [
+    ("2024-05-02T00:00:03,250+0530", "2024-05-01T18:30:03.250Z"),  # every stamp canonical: read by the core
+    ("2024-05-02T00:00:60,000+0530", "2024-05-01T18:31:00.000Z"),  # a leap second: the batch read by Polars
+])
+def test_analyze_gives_the_stamps_times_whether_the_core_or_polars_reads_them(tmp_path, middle, want_last):
+    """Through the CLI: a broker log in the ISO layout with an offset; the span the user sees is the
+    stamps' own instants in UTC whichever reads them."""
+    p = tmp_path / "broker.log"
+    p.write_text(_broker_line("2024-05-02T00:00:00,000+0530", "/10.1.1.1:4000") + _broker_line(middle, "/10.1.1.2:4000")
+                 + _broker_line("2024-05-02T00:00:01,500+0530", "/10.1.1.3:4000"))
+    out = json.loads(run("analyze", "--format", "json", p).out)
+    assert (out["summary"]["first_ts"], out["summary"]["last_ts"]) == ("2024-05-01T18:30:00.000Z", want_last)

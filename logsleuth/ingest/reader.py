@@ -886,11 +886,7 @@ def _finalize_parts(clock: FileClock, kept):
     kept.change = change
     kept.ends = None
     if ends:
-        cand = pl.concat(ends)
-        kept.ends = pl.concat([
-            cand.select([pl.col(c).filter(pl.col("ts") == pl.col("ts").min()).first() for c in ("ts", "ts_text")]),
-            cand.select([pl.col(c).filter(pl.col("ts") == pl.col("ts").max()).first() for c in ("ts", "ts_text")]),
-        ])
+        kept.ends = _ends(pl.concat(ends))
     return kept
 
 

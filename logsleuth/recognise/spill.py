@@ -19,6 +19,7 @@ budget", says what is still held.
 from __future__ import annotations
 
 import atexit
+import itertools
 import os
 import shutil
 import tempfile
@@ -397,7 +398,7 @@ class EventsOnDisk(LazyTable):
         """Where each part begins, and the end (the row counts in the parts' footers)."""
         if self._starts is None:
             heights = [pl.scan_parquet(p, glob=False).select(pl.len()).collect().item() for p in self.parts]
-            self._starts = [sum(heights[:i]) for i in range(len(heights) + 1)]
+            self._starts = [0, *itertools.accumulate(heights)]
         return self._starts
 
     def with_row_index(self, name: str = "index", offset: int = 0) -> "LazyTable":
@@ -465,8 +466,7 @@ class EventsOnDisk(LazyTable):
                 if frame.height:
                     parts.append(self.spill.write(frame))
         else:
-            heights = [pl.scan_parquet(p, glob=False).select(pl.len()).collect().item() for p in self.parts]
-            starts = pl.Series([sum(heights[:i]) for i in range(len(heights))], dtype=pl.Int64)
+            starts = pl.Series(self._part_starts()[:-1], dtype=pl.Int64)
             cache: dict[int, pl.DataFrame] = {}
             full = dict(self.schema)
             for at in range(0, len(order), PART_ROWS):
