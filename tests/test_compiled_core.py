@@ -187,6 +187,37 @@ def test_ansi_odd_bytes_read_the_same(tmp_path, monkeypatch):
     _same(["analyze", "--tz", "UTC", "-f", "json", tmp_path], {"LOGSLEUTH_CHUNK_BYTES": "20000"}, process=True)
 
 
+INFERRED_SHAPES = sorted([*(ROOT / "tests" / "shapes" / "real").glob("*.log"), *(ROOT / "tests" / "shapes" / "measured" / "logs").glob("*.log")])
+
+
+def test_inferred_and_plain_layouts_read_the_same(tmp_path, monkeypatch):
+    """Lines no catalogued layout reads: the inferred head (records start at a stamp in a line's
+    first characters, infer.py) and the message-only fallback (every line a record). The real and
+    measured shapes read so, the untimed sample, and made ones: a time-only stamp after a line number,
+    plain lines, each also coloured."""
+    from logsleuth.ingest.layouts.detect import SAMPLE_LINES, detect
+    from logsleuth.ingest.layouts.catalog import builtin_layouts
+
+    picked = []
+    for f in INFERRED_SHAPES:
+        det = detect(f.read_text(encoding="utf-8", errors="replace").splitlines()[:SAMPLE_LINES], list(builtin_layouts()))
+        if det.envelope.is_none and (det.layout.inferred or det.layout.is_fallback):
+            picked.append(f)
+    assert len(picked) >= 10, picked
+    src = (SAMPLES / "pulsar-incident" / "pulsar-broker-1.2020-06-01.log").read_text().splitlines()
+    (tmp_path / "gutter.log").write_text("".join(f"#{n} {x}\n" for n, x in enumerate(src, 1)))  # time of day only
+    (tmp_path / "plain.log").write_text("".join(f"{x[13:]}\n" for x in src))  # no stamps at all
+    _coloured(tmp_path / "gutter.log", tmp_path / "coloured" / "gutter.log", "whole")
+    _coloured(tmp_path / "plain.log", tmp_path / "coloured" / "plain.log", "level")
+    made = [tmp_path / "gutter.log", tmp_path / "plain.log", tmp_path / "coloured" / "gutter.log", tmp_path / "coloured" / "plain.log"]
+    untimed = SAMPLES / "kafka-untimed" / "shipping-console.log"
+    read = _read_by_core(monkeypatch, [*picked, *made, untimed])
+    assert all(read.values()) and any(k.startswith("inferred-head") for k in read) and any(k.startswith("message-only") for k in read), read
+    _all_three_same([*picked, *made, untimed])
+    _same(["events", "--tz", "UTC", "-f", "ndjson", "--memory-budget", "0", *picked, *made])
+    _same(["analyze", "--tz", "UTC", "-f", "json", *made], {"LOGSLEUTH_CHUNK_BYTES": "9000"}, process=True)
+
+
 # ---------------------------------------------------------------- below the CLI: the core itself
 
 START = r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}"
@@ -247,6 +278,9 @@ def test_the_core_splits_and_flags_lines_as_polars_does(parts, head_chars, ansi,
     assert got["line"].to_list() == [a + 1 for a in recs] and got["line_end"].to_list() == [b for b in bounds[1:]]
     assert got["_cont"].to_list() == [("\n".join(texts[a + 1:b]) if b > a + 1 else None) for a, b in zip(recs, bounds[1:])]
     assert got["isolated"].to_list() == [re.match(r"\d{4}", texts[a]) is not None for a in recs]
+    # the message-only fallback: no regex, every first line its message, nothing isolated
+    plain = dict(mod.RecordParser(None, None, None, ["msg"], ansi=ansi).records(buf, ls, rl, pl.Series(range(len(recs)), dtype=pl.Int64).__arrow_c_stream__(), True, 1, 0))
+    assert pl.Series(plain["msg"]).to_list() == [texts[a] for a in recs] and not any(pl.Series(plain["isolated"]).to_list())
     # not the input's end: the last record is left for the next chunk
     if recs:
         done2, _, ls2, _, _, _ = mod.LineScanner(START, STAMP, head_chars, SELECT, ansi=ansi).scan(buf, True, False)

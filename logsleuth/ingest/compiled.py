@@ -123,7 +123,7 @@ class Scanner:
     """Chunks in, :class:`Chunk` of whole records out; the unfinished last record of each chunk is
     carried into the next (its bytes prepended, its lines numbered again)."""
 
-    def __init__(self, mod: ModuleType, start_regex: str, stamp_regex: str | None, head_chars: int, literals: tuple[list[str], list[str]],
+    def __init__(self, mod: ModuleType, start_regex: str | None, stamp_regex: str | None, head_chars: int, literals: tuple[list[str], list[str]],
                  parser=None, tod: tuple[str, int] | None = None, ansi: bool = False):
         self._mod = mod
         self.parser = parser  # the layout's RecordParser (the records' regex half)

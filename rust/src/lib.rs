@@ -185,7 +185,7 @@ impl Select {
 fn scan_impl(
     text: &str,
     first_is_input_start: bool,
-    start: &Regex,
+    start: Option<&Regex>,
     stamp: Option<&Regex>,
     head_chars: usize,
     select: &Select,
@@ -211,7 +211,7 @@ fn scan_impl(
     for (k, &s) in starts.iter().enumerate() {
         let t = text_of(text, s as usize, end_of(k), exact);
         let is_start = (k == 0 && first_is_input_start)
-            || start.is_match(t)
+            || start.is_some_and(|r| r.is_match(t))
             || stamp.is_some_and(|r| r.is_match(head(t, head_chars)));
         if is_start {
             rec_lines.push(k as u64);
@@ -263,12 +263,12 @@ fn scan_impl(
 
 /// `LineScanner(start_regex, stamp_regex, head_chars, (cs_literals, ci_literals), tod_regex=None,
 /// tod_group=0, ansi=False)`: the regexes (a line starts a record when `start_regex` matches it or
-/// `stamp_regex` matches its first `head_chars` characters) and literal
+/// `stamp_regex` matches its first `head_chars` characters; either may be None) and literal
 /// automata of one input, compiled once and used for every chunk (`scan`); `ansi`: its lines are
 /// read with their ANSI escapes removed.
 #[pyclass(module = "logsleuth._core", frozen)]
 struct LineScanner {
-    start: Regex,
+    start: Option<Regex>,
     stamp: Option<Regex>,
     head_chars: usize,
     select: Select,
@@ -284,7 +284,7 @@ impl LineScanner {
     #[new]
     #[pyo3(signature = (start_regex, stamp_regex, head_chars, literals, tod_regex=None, tod_group=0, ansi=false))]
     fn new(
-        start_regex: &str,
+        start_regex: Option<&str>,
         stamp_regex: Option<&str>,
         head_chars: usize,
         literals: (Vec<String>, Vec<String>),
@@ -293,7 +293,7 @@ impl LineScanner {
         ansi: bool,
     ) -> PyResult<LineScanner> {
         Ok(LineScanner {
-            start: compile(start_regex)?,
+            start: start_regex.map(compile).transpose()?,
             stamp: stamp_regex.map(compile).transpose()?,
             head_chars,
             select: Select::new(&literals.0, &literals.1)?,
@@ -320,7 +320,7 @@ impl LineScanner {
         let (s, tod) = py.detach(|| -> PyResult<(Scan, Option<arrow::Column>)> {
             let text = std::str::from_utf8(buf).map_err(|e| PyValueError::new_err(format!("not UTF-8: {e}")))?;
             if !self.ansi {
-                let s = scan_impl(text, first_is_input_start, &self.start, self.stamp.as_ref(), self.head_chars, &self.select, last, false);
+                let s = scan_impl(text, first_is_input_start, self.start.as_ref(), self.stamp.as_ref(), self.head_chars, &self.select, last, false);
                 let tod = self.tod.as_ref().map(|(re, g)| {
                     let mut col = arrow::StringColumn::new("_tod_text", s.rec_lines.len());
                     for &k in &s.rec_lines {
@@ -336,7 +336,7 @@ impl LineScanner {
             // k of it the text of line k here; the offsets handed back are this buffer's
             let starts = line_starts_of(buf);
             let clean = clean_text(text, &starts);
-            let mut s = scan_impl(&clean, first_is_input_start, &self.start, self.stamp.as_ref(), self.head_chars, &self.select, last, true);
+            let mut s = scan_impl(&clean, first_is_input_start, self.start.as_ref(), self.stamp.as_ref(), self.head_chars, &self.select, last, true);
             let tod = self.tod.as_ref().map(|(re, g)| {
                 let mut col = arrow::StringColumn::new("_tod_text", s.rec_lines.len());
                 for &k in &s.rec_lines {
@@ -381,7 +381,7 @@ mod tests {
     fn run(text: &str, last: bool) -> Scan {
         let start = Regex::new(r"^\d{4}-").unwrap();
         let select = Select::new(&["lit".to_string()], &[]).unwrap();
-        scan_impl(text, true, &start, None, 0, &select, last, false)
+        scan_impl(text, true, Some(&start), None, 0, &select, last, false)
     }
 
     #[test]

@@ -32,7 +32,8 @@ const NAMES: [&str; 4] = ["ts", "level", "logger", "thread"];
 
 /// `RecordParser(head_regex, tail_regex, full_regex, fields, ansi=False)`: `full_regex` (the
 /// whole-line regex) when the layout has no place for the message, else `head_regex` and
-/// `tail_regex` (None: no tail); `fields` the layout's field names.
+/// `tail_regex` (None: no tail); none of them for the message-only fallback (every first line is
+/// its record's message, not isolated, no field); `fields` the layout's field names.
 #[pyclass(module = "logsleuth._core", frozen)]
 pub struct RecordParser {
     head: Option<Regex>,
@@ -67,7 +68,8 @@ impl RecordParser {
             };
             return (out, msg);
         }
-        let head = self.head.as_ref().expect("a head regex when there is no full one");
+        // no regex (the message-only fallback): the line is the message, not isolated
+        let Some(head) = self.head.as_ref() else { return (out, None) };
         let Some(h) = head.captures(text) else { return (out, None) };
         let Some(hm) = h.get(self.head_group) else { return (out, None) };
         // the message: the text after `_head` (the head is anchored: it starts the text)
@@ -96,8 +98,8 @@ impl RecordParser {
         let head = head_regex.map(compile).transpose()?;
         let tail = tail_regex.map(compile).transpose()?;
         let full = full_regex.map(compile).transpose()?;
-        if full.is_none() && head.is_none() {
-            return Err(PyValueError::new_err("RecordParser: a head regex or a full regex"));
+        if full.is_none() && head.is_none() && tail.is_some() {
+            return Err(PyValueError::new_err("RecordParser: a tail regex without a head regex"));
         }
         let has = |n: &str| fields.iter().any(|f| f == n);
         let src = |n: &str| -> Src {
@@ -240,6 +242,9 @@ mod tests {
         assert_eq!(p.parse("at x.y"), ([None; 4], None));
         let f = RecordParser::new(None, None, Some(r#"(?s)^time="(?P<ts>[^"]+)" level=(?P<level>\w+) msg="(?P<msg>.*)"$"#), vec!["ts".into(), "level".into(), "msg".into()], false).unwrap();
         assert_eq!(f.parse(r#"time="t1" level=info msg="m""#), ([Some("t1"), Some("info"), None, None], Some("m")));
+        // the message-only fallback: no regex, nothing isolated
+        let none = RecordParser::new(None, None, None, vec!["msg".into()], false).unwrap();
+        assert_eq!(none.parse("anything"), ([None; 4], None));
     }
 
     #[test]
