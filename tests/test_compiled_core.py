@@ -46,11 +46,14 @@ def test_the_core_reads_by_default_and_not_when_turned_off(monkeypatch):
     assert r.code == 0 and fed == []
 
 
+_TOOK = re.compile(r"(?m)^( *read .*) in [0-9]+\.[0-9] s$")  # the text report's time taken (render.report)
+
+
 def _same(args: list, env_extra: dict | None = None, process: bool = False) -> None:
     on = run(*args, env={**ON, **(env_extra or {})}, process=process)
     off = run(*args, env={**OFF, **(env_extra or {})}, process=process)
     assert on.code == off.code, (on, off)
-    assert on.out == off.out, f"stdout differs for {args}"
+    assert _TOOK.sub(r"\1", on.out) == _TOOK.sub(r"\1", off.out), f"stdout differs for {args}"
     assert on.err == off.err, f"stderr differs for {args}: {on.err!r} vs {off.err!r}"
 
 
@@ -105,6 +108,116 @@ def test_odd_bytes_read_the_same(tmp_path):
     _same(["analyze", "--tz", "UTC", "-f", "json", tmp_path], {"LOGSLEUTH_CHUNK_BYTES": "20000"}, process=True)
 
 
+def _read_by_core(monkeypatch, paths: list) -> dict[str, bool]:
+    """Whether the core reads ``paths``' inputs on an events run, by layout|envelope|ansi (reader._scanner's answer)."""
+    from logsleuth.ingest import reader
+
+    got: dict[str, bool] = {}
+    scanner = reader._scanner
+
+    def spy(det, clock, *args):
+        s = scanner(det, clock, *args)
+        key = f"{det.layout.id}|{det.envelope.name}|{'ansi' if det.envelope.ansi else ''}"
+        got[key] = got.get(key, True) and s is not None
+        return s
+
+    monkeypatch.setattr(reader, "_scanner", spy)
+    assert run("events", "--tz", "UTC", "-f", "ndjson", *paths, env=ON).code in (0, 1)
+    return got
+
+
+def _all_three_same(paths: list) -> None:
+    for args in (["analyze", "--tz", "UTC", "-f", "json"], ["events", "--tz", "UTC", "-f", "ndjson"], ["analyze", "--tz", "UTC"]):
+        _same([*args, *paths])
+
+
+_E = "\x1b["
+_LEVEL = re.compile(r"\b(TRACE|DEBUG|INFO|WARN|ERROR)\b")
+COLOURS = {  # how a terminal-minded logger (or a `script` capture) colours a line
+    "level": lambda x, n: _LEVEL.sub(lambda m: f"{_E}3{n % 7}m{m.group(1)}{_E}0;39m", x, count=1) if _LEVEL.search(x) else
+    re.sub(r"^(\S+)", f"{_E}2m\\1{_E}0m", x),  # (sarama's lines have no level: their first word)
+    "whole": lambda x, n: f"{_E}3{n % 7}m{x}{_E}0m" if x else x,
+    "in-words": lambda x, n: re.sub(r"(?<=\w)(?=\w{3}\b)", f"{_E}1m", x, count=3) + (f"{_E}K" if n % 3 == 0 else ""),
+    "before-stamp": lambda x, n: (f"{_E}2m{x}{_E}22m") if n % 2 else (f"{_E}?25l{_E}0m{x}"),
+    # escapes that never end, NULs and a CR next to one, lone ESCs, a long run of parameters
+    "hostile": lambda x, n: [x + f"{_E}1;2;3;4", f"{_E}0m\x00\x00{x}", f"{x}\r{_E}0m", f"{x}\x1b", x + _E + "9" * 3000,
+                             f"\x00{_E}31m{x}", x.replace(" ", f" {_E}m", 2) + "\r", f"{x}{_E}38;5;196m{_E}", x][n % 9],
+}
+
+
+def _coloured(src, dst, colour) -> None:
+    import gzip
+
+    data = src.read_bytes()
+    text = (gzip.decompress(data) if src.suffix == ".gz" else data).decode("utf-8")
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    dst.write_text("\n".join(COLOURS[colour](x, n) for n, x in enumerate(text.split("\n"))), encoding="utf-8", newline="")
+
+
+@pytest.mark.parametrize("colour", sorted(COLOURS))
+def test_ansi_coloured_inputs_read_the_same(tmp_path, monkeypatch, colour):
+    """A log with ANSI colours (a terminal's capture, a logger writing colours to a file): the core
+    reads each line with its escapes removed, as the Polars path does (envelopes.unwrap), and the
+    records' raw lines as they are. The same outputs, in memory and spilled."""
+    for d in ("kafka-outage", "pulsar-incident", "sarama-blackhole"):
+        for f in sorted((SAMPLES / d).iterdir()):
+            if "pulsar-broker-2" not in f.name and "client-billing" not in f.name:  # (the rest of the incident: time)
+                _coloured(f, tmp_path / d / f.name.removesuffix(".gz"), colour)
+    read = _read_by_core(monkeypatch, [tmp_path])
+    assert read and all(read.values()), read
+    assert all(k.endswith("|ansi") for k in read), read  # (every input's colours were seen)
+    _all_three_same(sorted(tmp_path.iterdir()))
+    _same(["analyze", "--tz", "UTC", "-f", "json", "--memory-budget", "0", tmp_path])
+
+
+def test_ansi_odd_bytes_read_the_same(tmp_path, monkeypatch):
+    """Colours with a stray Latin-1 byte (transcoded), a 15 MB line of escapes, a line of 200,000
+    unfinished escapes, NUL padding behind an escape, no final newline: one small chunk after another."""
+    src = (SAMPLES / "kafka-outage" / "orders-producer.log").read_bytes().split(b"\n")
+    col = [COLOURS["level"](x.decode(), n).encode() for n, x in enumerate(src)]
+    (tmp_path / "latin1.log").write_bytes(b"\n".join(col[:30] + [b"[2024-05-02 10:09:00,000] \x1b[31mERROR\x1b[0m producer-\xe9] odd \xff"] + col[30:]))
+    (tmp_path / "huge.log").write_bytes(b"\n".join(col[:50] + [b"\x1b[1m" + b"x\x1b[0m" * 3_000_000 + b" Expiring 1 record(s)"] + col[50:]))
+    (tmp_path / "unfinished.log").write_bytes(b"\n".join(col[:20] + [b"\x1b[" * 200_000, b"\x1b[0m" * 1000] + col[20:]))
+    (tmp_path / "nul.log").write_bytes(b"\n".join(col[:20] + [b"\x00" * 100_000 + b"\x1b[0m" + col[20]] + col[21:]))
+    (tmp_path / "no-final-newline.log").write_bytes(b"\n".join(col).rstrip(b"\n") + b"\x1b[0")
+    read = _read_by_core(monkeypatch, sorted(tmp_path.iterdir()))
+    assert read and all(read.values()), read
+    for f in sorted(tmp_path.iterdir()):
+        _same(["events", "--tz", "UTC", "-f", "ndjson", f])
+    _same(["analyze", "--tz", "UTC", "-f", "json", tmp_path], {"LOGSLEUTH_CHUNK_BYTES": "20000"}, process=True)
+
+
+INFERRED_SHAPES = sorted([*(ROOT / "tests" / "shapes" / "real").glob("*.log"), *(ROOT / "tests" / "shapes" / "measured" / "logs").glob("*.log")])
+
+
+def test_inferred_and_plain_layouts_read_the_same(tmp_path, monkeypatch):
+    """Lines no catalogued layout reads: the inferred head (records start at a stamp in a line's
+    first characters, infer.py) and the message-only fallback (every line a record). The real and
+    measured shapes read so, the untimed sample, and made ones: a time-only stamp after a line number,
+    plain lines, each also coloured."""
+    from logsleuth.ingest.layouts.detect import SAMPLE_LINES, detect
+    from logsleuth.ingest.layouts.catalog import builtin_layouts
+
+    picked = []
+    for f in INFERRED_SHAPES:
+        det = detect(f.read_text(encoding="utf-8", errors="replace").splitlines()[:SAMPLE_LINES], list(builtin_layouts()))
+        if det.envelope.is_none and (det.layout.inferred or det.layout.is_fallback):
+            picked.append(f)
+    assert len(picked) >= 10, picked
+    src = (SAMPLES / "pulsar-incident" / "pulsar-broker-1.2020-06-01.log").read_text().splitlines()
+    (tmp_path / "gutter.log").write_text("".join(f"#{n} {x}\n" for n, x in enumerate(src, 1)))  # time of day only
+    (tmp_path / "plain.log").write_text("".join(f"{x[13:]}\n" for x in src))  # no stamps at all
+    _coloured(tmp_path / "gutter.log", tmp_path / "coloured" / "gutter.log", "whole")
+    _coloured(tmp_path / "plain.log", tmp_path / "coloured" / "plain.log", "level")
+    made = [tmp_path / "gutter.log", tmp_path / "plain.log", tmp_path / "coloured" / "gutter.log", tmp_path / "coloured" / "plain.log"]
+    untimed = SAMPLES / "kafka-untimed" / "shipping-console.log"
+    read = _read_by_core(monkeypatch, [*picked, *made, untimed])
+    assert all(read.values()) and any(k.startswith("inferred-head") for k in read) and any(k.startswith("message-only") for k in read), read
+    _all_three_same([*picked, *made, untimed])
+    _same(["events", "--tz", "UTC", "-f", "ndjson", "--memory-budget", "0", *picked, *made])
+    _same(["analyze", "--tz", "UTC", "-f", "json", *made], {"LOGSLEUTH_CHUNK_BYTES": "9000"}, process=True)
+
+
 # ---------------------------------------------------------------- below the CLI: the core itself
 
 START = r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}"
@@ -117,47 +230,60 @@ def _u64(b: bytes) -> list[int]:
     return list(struct.unpack(f"<{len(b) // 8}Q", b))
 
 
-def _polars_reading(buf: bytes, head_chars: int) -> tuple[list[str], list[bool], list[bool]]:
-    """Lines, record starts and candidate lines as the Polars path computes them."""
+def _polars_reading(buf: bytes, head_chars: int, ansi: bool = False) -> tuple[list[str], list[str], list[bool], list[bool]]:
+    """Lines, their texts (what the layout reads), record starts and candidate lines as the Polars
+    path computes them (with ``ansi``: the escapes removed first, envelopes.unwrap)."""
+    from logsleuth.ingest.envelopes import ANSI_RE
+
     raw = pl.read_lines(buf, name="raw").to_series() if buf else pl.Series("raw", [], dtype=pl.String)
-    df = pl.DataFrame({"raw": raw}).with_columns(text=pl.col("raw").str.strip_chars_start("\x00"))
+    text = pl.col("raw").str.replace_all(ANSI_RE, "") if ansi else pl.col("raw")
+    df = pl.DataFrame({"raw": raw}).with_columns(text=text.str.strip_chars_start("\x00"))
     df = df.with_row_index("i").with_columns(
         is_start=pl.col("text").str.contains(START) | (pl.col("i") == 0) | pl.col("text").str.slice(0, head_chars).str.contains(STAMP),
         sel=pl.col("text").str.contains_any(SELECT[0]) | pl.col("text").str.contains_any(SELECT[1], ascii_case_insensitive=True),
     )
-    return df["raw"].to_list(), df["is_start"].to_list(), df["sel"].to_list()
+    return df["raw"].to_list(), df["text"].to_list(), df["is_start"].to_list(), df["sel"].to_list()
+
+
+ESCAPES = st.sampled_from(["\x1b[", "\x1b", "[", "31", ";", "?", "m", "0m", "\x1b[0m", "\x1b[1;2", "K"])
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(ALPHABET, max_size=40), st.integers(min_value=0, max_value=12))
-def test_the_core_splits_and_flags_lines_as_polars_does(parts, head_chars):
+@given(st.lists(ALPHABET, max_size=40), st.integers(min_value=0, max_value=12), st.booleans(), st.data())
+def test_the_core_splits_and_flags_lines_as_polars_does(parts, head_chars, ansi, data):
     mod = compiled.module()
     if mod is None:
         pytest.skip("the core is not built (test_the_install_built_the_core says so)")
+    if ansi:  # ANSI escapes, whole and broken, anywhere (inside a stamp, a literal, before a NUL or a CR)
+        parts = [p for x in parts for p in (data.draw(st.lists(ESCAPES, max_size=2)) + [x])]
     buf = "".join(parts).encode("utf-8")
-    lines, starts, sel = _polars_reading(buf, head_chars)
-    done, total, ls, rl, wanted, tod = mod.LineScanner(START, STAMP, head_chars, SELECT, r"(?P<ts>\d{2}:\d{2})", 1).scan(buf, True, True)
+    lines, texts, starts, sel = _polars_reading(buf, head_chars, ansi)
+    done, total, ls, rl, wanted, tod = mod.LineScanner(START, STAMP, head_chars, SELECT, r"(?P<ts>\d{2}:\d{2})", 1, ansi=ansi).scan(buf, True, True)
     assert done == total == len(lines)
     recs = _u64(rl)
     assert recs == [i for i, s in enumerate(starts) if s]
     bounds = recs + [len(lines)]
     assert pl.Series(wanted).to_list() == [r for r in range(len(recs)) if any(sel[bounds[r]:bounds[r + 1]])]
     # a time-only layout's stamp text of every record, as stamp_prefix_expr extracts it
-    texts0 = pl.Series([lines[a] for a in recs], dtype=pl.String).str.strip_chars_start("\x00")
+    texts0 = pl.Series([texts[a] for a in recs], dtype=pl.String)
     assert pl.Series(tod).to_list() == texts0.str.extract(r"(?P<ts>\d{2}:\d{2})", 1).to_list()
     # every record parsed again from the chunk: its first line and its continuation lines are the
-    # lines Polars split (the text the layout reads: leading NULs off), its line numbers theirs
-    parser = mod.RecordParser(None, None, r"(?s)^(?P<msg>\d{4}.*)$", ["msg"])
+    # texts Polars reads (leading NULs off, escapes removed), raw the line as it is with escapes
+    # (without, the text: one buffer), its line numbers theirs
+    parser = mod.RecordParser(None, None, r"(?s)^(?P<msg>\d{4}.*)$", ["msg"], ansi=ansi)
     cols = dict(parser.records(buf, ls, rl, pl.Series(range(len(recs)), dtype=pl.Int64).__arrow_c_stream__(), False, 1, 0))
     got = pl.DataFrame({k: pl.Series(v) for k, v in cols.items()})
-    texts = [x.lstrip("\x00") for x in lines]
-    assert got["raw"].to_list() == [texts[a] for a in recs]
+    assert got["raw"].to_list() == [(lines if ansi else texts)[a] for a in recs]
+    assert got["msg"].to_list() == [texts[a] for a in recs]
     assert got["line"].to_list() == [a + 1 for a in recs] and got["line_end"].to_list() == [b for b in bounds[1:]]
     assert got["_cont"].to_list() == [("\n".join(texts[a + 1:b]) if b > a + 1 else None) for a, b in zip(recs, bounds[1:])]
-    assert got["isolated"].to_list() == [re.match(r"\d{4}", t) is not None for t in got["raw"].to_list()]
+    assert got["isolated"].to_list() == [re.match(r"\d{4}", texts[a]) is not None for a in recs]
+    # the message-only fallback: no regex, every first line its message, nothing isolated
+    plain = dict(mod.RecordParser(None, None, None, ["msg"], ansi=ansi).records(buf, ls, rl, pl.Series(range(len(recs)), dtype=pl.Int64).__arrow_c_stream__(), True, 1, 0))
+    assert pl.Series(plain["msg"]).to_list() == [texts[a] for a in recs] and not any(pl.Series(plain["isolated"]).to_list())
     # not the input's end: the last record is left for the next chunk
     if recs:
-        done2, _, ls2, _, _, _ = mod.LineScanner(START, STAMP, head_chars, SELECT).scan(buf, True, False)
+        done2, _, ls2, _, _, _ = mod.LineScanner(START, STAMP, head_chars, SELECT, ansi=ansi).scan(buf, True, False)
         assert done2 == recs[-1] and _u64(ls2)[-1] == (_u64(ls)[recs[-1]] if recs[-1] < len(lines) else len(buf))
 
 

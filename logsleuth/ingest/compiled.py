@@ -1,8 +1,8 @@
 """The compiled core's Python surface (``logsleuth._core``, built from ``rust/``).
 
 The matcher is compiled only (``recognise.matcher``; :func:`required`). The reading core reads by
-default (``LOGSLEUTH_CORE=off``: the Polars path) an input whose lines are read as they are (no
-envelope, no ANSI colours) with a known layout (a dated or a time-only stamp): it scans each chunk's bytes
+default (``LOGSLEUTH_CORE=off``: the Polars path) an input whose lines are read as they are or
+with their ANSI colours removed (no envelope) with a known layout (a dated or a time-only stamp): it scans each chunk's bytes
 once (``LineScanner``: record starts, the lines that hold one of the packs' literals) and parses
 only the records the reader asks for (``RecordParser``: the candidates, the coverage sample, the
 edges) into Arrow columns — the other lines never become a Polars column. The rest of ``assemble``
@@ -123,12 +123,12 @@ class Scanner:
     """Chunks in, :class:`Chunk` of whole records out; the unfinished last record of each chunk is
     carried into the next (its bytes prepended, its lines numbered again)."""
 
-    def __init__(self, mod: ModuleType, start_regex: str, stamp_regex: str | None, head_chars: int, literals: tuple[list[str], list[str]],
-                 parser=None, tod: tuple[str, int] | None = None):
+    def __init__(self, mod: ModuleType, start_regex: str | None, stamp_regex: str | None, head_chars: int, literals: tuple[list[str], list[str]],
+                 parser=None, tod: tuple[str, int] | None = None, ansi: bool = False):
         self._mod = mod
         self.parser = parser  # the layout's RecordParser (the records' regex half)
         _fix_mmap_threshold()
-        self.lines = mod.LineScanner(start_regex, stamp_regex, head_chars, (list(literals[0]), list(literals[1])), *(tod or (None, 0)))
+        self.lines = mod.LineScanner(start_regex, stamp_regex, head_chars, (list(literals[0]), list(literals[1])), *(tod or (None, 0)), ansi=ansi)
         self.carry = b""
         self.carry_lines = 0
         self.next_line = 1

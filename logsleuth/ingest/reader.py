@@ -302,7 +302,7 @@ def read_source(
 
     def handle_compiled(chunk: Chunk) -> None:
         """:func:`handle` for a chunk the compiled core scanned (select and process, no reduce,
-        no envelope): only the records asked for are parsed, by the core. Time-only stamps: every
+        no envelope; ANSI escapes removed from the lines' texts): only the records asked for are parsed, by the core. Time-only stamps: every
         record's time of day dates it, counting midnights (as ``handle`` does)."""
         nonlocal rid_base
         assert det is not None and clock is not None and chunk.rid_base == rid_base
@@ -323,7 +323,7 @@ def read_source(
             cparts[:] = [edges(pl.concat(cparts, how="diagonal_relaxed"), _PROVISIONAL, _TIME_COLS)]
         wanted = chunk.wanted
         keep = pl.concat([wanted, pl.Series("rid", edge_rids, dtype=pl.Int64)]).unique().sort()
-        # (no envelope: raw is the text, NUL padding stripped)
+        # (no envelope: raw is the text, NUL padding stripped; with ANSI escapes the line as it is, escapes kept)
         rec = view.records(keep, naive).with_columns(_selected=pl.col("rid").is_in(wanted.implode()))
         processed(rec, edge_rids, owned=True)
         rid_base += n_starts
@@ -767,14 +767,15 @@ class _Compiled:
 def _scanner(det: Detection, clock: FileClock, select, reduce, process) -> Scanner | None:
     """The compiled core's scanner for this input, when it can read it exactly as the Polars path
     does: the events are wanted (select and process, not every record parsed for ``reduce``), the
-    lines are read as they are (no envelope, no ANSI colours), the layout is a known one with a
-    stamp (a time-only one: the core gives every record's stamp text, for the day's rollovers)."""
+    lines are read as they are or with their ANSI escapes removed (no envelope), the layout is a
+    known one, an inferred one or the message-only fallback (a time-only stamp: the core gives every
+    record's stamp text, for the day's rollovers)."""
     mod = compiled.core()
     literals = getattr(select, "literals", None)
     if mod is None or literals is None or process is None or reduce is not None:
         return None
     lay = det.layout
-    if not det.envelope.is_none or det.envelope.ansi or lay.is_fallback or lay.inferred:
+    if not det.envelope.is_none:
         return None
     tod = None
     if clock.time_only:  # the stamp's text on every record's first line, as stamp_prefix_expr takes it
@@ -783,10 +784,19 @@ def _scanner(det: Detection, clock: FileClock, select, reduce, process) -> Scann
         tod = (lay.ts_regex, re.compile(lay.ts_regex).groupindex.get("ts", 0))
     if any(c in lit for side in literals for lit in side for c in "\n\r\0"):  # a literal a line cannot hold (searched over the unsplit text)
         return None
-    start = lay.ts_regex if "(?P<ts>" in lay.start_regex else lay.start_regex
-    extra = record_start_regex()  # the same record starts as the Polars path (records.start_expr)
-    start = start if extra is None else f"(?:{start})|{extra}"
-    return Scanner(mod, start, infer.any_dated_stamp(), infer.HEAD_CHARS, literals, mod.RecordParser(*parser_args(lay)), tod)
+    # the same record starts as the Polars path (records.start_expr, infer.extra_starts): a regex on
+    # the whole line, and one on its first infer.HEAD_CHARS characters
+    extra = record_start_regex()  # [[record_start]] lines start a record under any layout
+    start: str | None
+    if lay.is_fallback:  # every line is a record
+        start, head = "", None
+    elif lay.inferred:  # a stamp in the line's head, the file's shape or any dated one
+        start, head = extra, f"(?:{lay.start_regex})|(?:{infer.any_dated_stamp()})"
+    else:
+        start = lay.ts_regex if "(?P<ts>" in lay.start_regex else lay.start_regex
+        start, head = start if extra is None else f"(?:{start})|{extra}", infer.any_dated_stamp()
+    ansi = det.envelope.ansi  # each line read with its ANSI escapes removed (envelopes.unwrap), raw as it is
+    return Scanner(mod, start, head, infer.HEAD_CHARS, literals, mod.RecordParser(*parser_args(lay), ansi=ansi), tod, ansi)
 
 
 def _time_sources(recs: pl.DataFrame) -> dict[str, int]:

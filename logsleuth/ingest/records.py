@@ -73,8 +73,11 @@ def assemble(lines: pl.DataFrame, layout: Layout, clock: FileClock, naive: pl.Da
 
 
 def parser_args(layout: Layout) -> tuple[str | None, str | None, str | None, list[str]]:
-    """The compiled core's ``RecordParser`` arguments for this (known, not inferred) layout: the
-    regexes :func:`assemble` runs on a record's first line, as the same texts."""
+    """The compiled core's ``RecordParser`` arguments for this layout: the regexes :func:`assemble`
+    runs on a record's first line, as the same texts (an inferred layout's whole regex; none for
+    the message-only fallback, whose lines are their messages, not isolated)."""
+    if layout.is_fallback:
+        return None, None, None, list(layout.fields)
     if layout.tail_regex is None:
         return None, None, full_regex(layout), list(layout.fields)
     tail = f"(?P<_tail>{layout.tail_regex})$" if layout.tail_regex else None

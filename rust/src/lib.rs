@@ -11,11 +11,14 @@
 //! The start regexes are the same texts Python gives Polars, compiled by the same engine (the `regex`
 //! crate), and the literals the same set the Polars prefilter searches (the case-insensitive ones
 //! ASCII-case-insensitively in both), so a line is a record start or a candidate here exactly when
-//! it would be there.
+//! it would be there. An input with ANSI escapes is read as the Polars path reads it: each line's
+//! text with the escapes removed (`ansi_text`; the scan runs over a buffer of those texts), the
+//! records' `raw` the line as it is.
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use regex::Regex;
+use std::borrow::Cow;
 
 mod arrow;
 mod stamps;
@@ -24,10 +27,14 @@ mod records;
 mod writer;
 
 /// The line of text at `buf[s..e]` (e excludes the `\n`): one trailing `\r` off, leading NULs off
-/// (what `read_lines` and the unwrapping of a line without envelope leave for the layout to read).
+/// (what `read_lines` and the unwrapping of a line without envelope leave for the layout to read);
+/// with `exact` as it is (a buffer of texts made already: `clean_text`).
 #[inline]
-fn text_of(buf: &str, s: usize, e: usize) -> &str {
+fn text_of(buf: &str, s: usize, e: usize, exact: bool) -> &str {
     let mut line = &buf[s..e];
+    if exact {
+        return line;
+    }
     if let Some(x) = line.strip_suffix('\r') {
         line = x;
     }
@@ -43,6 +50,57 @@ fn head(s: &str, n: usize) -> &str {
     }
 }
 
+/// The ANSI colour and cursor escapes the Polars path removes from a line before the layout reads it
+/// (envelopes.ANSI_RE, `str.replace_all(ANSI_RE, "")`: the same text, the same engine).
+const ANSI_RE: &str = r"\x1b\[[0-9;?]*[A-Za-z]";
+
+fn ansi_re() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| Regex::new(ANSI_RE).expect("the ANSI regex"))
+}
+
+/// A line (as `read_lines` gives it: its `\n` and one trailing `\r` off) as the layout reads it
+/// when the input has ANSI escapes: the escapes removed, then leading NULs off (envelopes.unwrap:
+/// `raw.str.replace_all(ANSI_RE, "")`, then `strip_chars_start("\0")`).
+pub(crate) fn ansi_text(line: &str) -> Cow<'_, str> {
+    if memchr::memchr(0x1b, line.as_bytes()).is_none() {
+        return Cow::Borrowed(line.trim_start_matches('\0'));
+    }
+    match ansi_re().replace_all(line, "") {
+        Cow::Borrowed(t) => Cow::Borrowed(t.trim_start_matches('\0')),
+        Cow::Owned(t) if t.starts_with('\0') => Cow::Owned(t.trim_start_matches('\0').to_owned()),
+        t => t,
+    }
+}
+
+/// Every line's start in `buf` (lines split as `read_lines` splits them).
+fn line_starts_of(buf: &[u8]) -> Vec<u64> {
+    let n = buf.len();
+    let mut starts: Vec<u64> = Vec::with_capacity(n / 64 + 2);
+    if n > 0 {
+        starts.push(0);
+        for i in memchr::memchr_iter(b'\n', buf) {
+            if i + 1 < n {
+                starts.push((i + 1) as u64);
+            }
+        }
+    }
+    starts
+}
+
+/// The texts of the lines of `text` (at `starts`) as the layout reads them with ANSI escapes
+/// (`ansi_text`), each followed by `\n`: a buffer of as many lines, line k the text of line k.
+fn clean_text(text: &str, starts: &[u64]) -> String {
+    let buf = text.as_bytes();
+    let mut out = String::with_capacity(text.len() + 1);
+    for k in 0..starts.len() {
+        let line = std::str::from_utf8(line_bytes(buf, starts, k)).unwrap_or("");
+        out.push_str(&ansi_text(line));
+        out.push('\n');
+    }
+    out
+}
+
 /// A regex of the packs or layouts (the same texts Polars is given), or a one-line ValueError.
 pub(crate) fn compile(re: &str) -> PyResult<Regex> {
     Regex::new(re).map_err(|e| PyValueError::new_err(format!("logsleuth core: bad regex: {e}")))
@@ -56,7 +114,7 @@ pub(crate) fn group(re: &Regex, name: &str) -> Option<usize> {
 /// The bytes of line `k` (of the offsets `starts`, one more entry: the end) as `read_lines` gives
 /// it: its `\n` off, one trailing `\r` off. The layout reads it with its leading NULs off too.
 pub(crate) fn line_bytes<'b>(buf: &'b [u8], starts: &[u64], k: usize) -> &'b [u8] {
-    let (s, mut e) = (starts[k] as usize, starts[k + 1] as usize);
+    let (s, mut e) = (starts[k] as usize, starts.get(k + 1).map_or(buf.len(), |&e| e as usize));
     if e > s && buf[e - 1] == b'\n' {
         e -= 1;
     }
@@ -124,27 +182,21 @@ impl Select {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn scan_impl(
     text: &str,
     first_is_input_start: bool,
-    start: &Regex,
+    start: Option<&Regex>,
     stamp: Option<&Regex>,
     head_chars: usize,
     select: &Select,
     last: bool,
+    exact: bool,
 ) -> Scan {
     let buf = text.as_bytes();
     let n = buf.len();
     // every line's start
-    let mut starts: Vec<u64> = Vec::with_capacity(n / 64 + 2);
-    if n > 0 {
-        starts.push(0);
-        for i in memchr::memchr_iter(b'\n', buf) {
-            if i + 1 < n {
-                starts.push((i + 1) as u64);
-            }
-        }
-    }
+    let mut starts = line_starts_of(buf);
     let lines = starts.len();
     let end_of = |k: usize| -> usize {
         if k + 1 < lines {
@@ -158,9 +210,9 @@ fn scan_impl(
     // record starts
     let mut rec_lines: Vec<u64> = Vec::new();
     for (k, &s) in starts.iter().enumerate() {
-        let t = text_of(text, s as usize, end_of(k));
+        let t = text_of(text, s as usize, end_of(k), exact);
         let is_start = (k == 0 && first_is_input_start)
-            || start.is_match(t)
+            || start.is_some_and(|r| r.is_match(t))
             || stamp.is_some_and(|r| r.is_match(head(t, head_chars)));
         if is_start {
             rec_lines.push(k as u64);
@@ -210,37 +262,44 @@ fn scan_impl(
     Scan { line_starts: starts, rec_lines, wanted, done_lines, total_lines: lines }
 }
 
-/// `LineScanner(start_regex, stamp_regex, head_chars, (cs_literals, ci_literals))`: the regexes and
-/// literal automata of one input, compiled once and used for every chunk (`scan`).
+/// `LineScanner(start_regex, stamp_regex, head_chars, (cs_literals, ci_literals), tod_regex=None,
+/// tod_group=0, ansi=False)`: the regexes (a line starts a record when `start_regex` matches it or
+/// `stamp_regex` matches its first `head_chars` characters; either may be None) and literal
+/// automata of one input, compiled once and used for every chunk (`scan`); `ansi`: its lines are
+/// read with their ANSI escapes removed.
 #[pyclass(module = "logsleuth._core", frozen)]
 struct LineScanner {
-    start: Regex,
+    start: Option<Regex>,
     stamp: Option<Regex>,
     head_chars: usize,
     select: Select,
     /// a time-only layout's stamp regex and its group: each record's stamp text (the day's
     /// rollovers are counted over every record, not only the ones parsed)
     tod: Option<(Regex, usize)>,
+    /// the input has ANSI escapes: each line is read with them removed (`ansi_text`)
+    ansi: bool,
 }
 
 #[pymethods]
 impl LineScanner {
     #[new]
-    #[pyo3(signature = (start_regex, stamp_regex, head_chars, literals, tod_regex=None, tod_group=0))]
+    #[pyo3(signature = (start_regex, stamp_regex, head_chars, literals, tod_regex=None, tod_group=0, ansi=false))]
     fn new(
-        start_regex: &str,
+        start_regex: Option<&str>,
         stamp_regex: Option<&str>,
         head_chars: usize,
         literals: (Vec<String>, Vec<String>),
         tod_regex: Option<&str>,
         tod_group: usize,
+        ansi: bool,
     ) -> PyResult<LineScanner> {
         Ok(LineScanner {
-            start: compile(start_regex)?,
+            start: start_regex.map(compile).transpose()?,
             stamp: stamp_regex.map(compile).transpose()?,
             head_chars,
             select: Select::new(&literals.0, &literals.1)?,
             tod: tod_regex.map(|r| compile(r).map(|re| (re, tod_group))).transpose()?,
+            ansi,
         })
     }
 
@@ -261,16 +320,36 @@ impl LineScanner {
     ) -> PyResult<(usize, usize, Bound<'py, PyBytes>, Bound<'py, PyBytes>, arrow::Column, Option<arrow::Column>)> {
         let (s, tod) = py.detach(|| -> PyResult<(Scan, Option<arrow::Column>)> {
             let text = std::str::from_utf8(buf).map_err(|e| PyValueError::new_err(format!("not UTF-8: {e}")))?;
-            let s = scan_impl(text, first_is_input_start, &self.start, self.stamp.as_ref(), self.head_chars, &self.select, last);
+            if !self.ansi {
+                let s = scan_impl(text, first_is_input_start, self.start.as_ref(), self.stamp.as_ref(), self.head_chars, &self.select, last, false);
+                let tod = self.tod.as_ref().map(|(re, g)| {
+                    let mut col = arrow::StringColumn::new("_tod_text", s.rec_lines.len());
+                    for &k in &s.rec_lines {
+                        // (line offsets fall on line starts of a valid UTF-8 text: the slice is UTF-8)
+                        let line = std::str::from_utf8(line_bytes(buf, &s.line_starts, k as usize)).unwrap_or("");
+                        col.push(re.captures(line.trim_start_matches('\0')).and_then(|c| c.get(*g)).map(|m| m.as_str()));
+                    }
+                    col.finish()
+                });
+                return Ok((s, tod));
+            }
+            // ANSI escapes: the lines' texts (escapes removed) scanned as a buffer of their own, line
+            // k of it the text of line k here; the offsets handed back are this buffer's
+            let starts = line_starts_of(buf);
+            let clean = clean_text(text, &starts);
+            let mut s = scan_impl(&clean, first_is_input_start, self.start.as_ref(), self.stamp.as_ref(), self.head_chars, &self.select, last, true);
             let tod = self.tod.as_ref().map(|(re, g)| {
                 let mut col = arrow::StringColumn::new("_tod_text", s.rec_lines.len());
                 for &k in &s.rec_lines {
-                    // (line offsets fall on line starts of a valid UTF-8 text: the slice is UTF-8)
-                    let line = std::str::from_utf8(line_bytes(buf, &s.line_starts, k as usize)).unwrap_or("");
-                    col.push(re.captures(line.trim_start_matches('\0')).and_then(|c| c.get(*g)).map(|m| m.as_str()));
+                    let (a, b) = (s.line_starts[k as usize] as usize, s.line_starts[k as usize + 1] as usize - 1);
+                    col.push(re.captures(&clean[a..b]).and_then(|c| c.get(*g)).map(|m| m.as_str()));
                 }
                 col.finish()
             });
+            let limit = if s.done_lines < starts.len() { starts[s.done_lines] } else { buf.len() as u64 };
+            s.line_starts = starts;
+            s.line_starts.truncate(s.done_lines);
+            s.line_starts.push(limit);
             Ok((s, tod))
         })?;
         let wanted: Vec<i64> = s.wanted.iter().map(|&r| r as i64).collect();
@@ -304,7 +383,7 @@ mod tests {
     fn run(text: &str, last: bool) -> Scan {
         let start = Regex::new(r"^\d{4}-").unwrap();
         let select = Select::new(&["lit".to_string()], &[]).unwrap();
-        scan_impl(text, true, &start, None, 0, &select, last)
+        scan_impl(text, true, Some(&start), None, 0, &select, last, false)
     }
 
     #[test]

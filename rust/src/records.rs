@@ -14,6 +14,7 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use regex::Regex;
+use std::borrow::Cow;
 
 use crate::arrow::{import_i64, Column, StringColumn};
 use crate::{compile, group, line_bytes};
@@ -29,9 +30,10 @@ enum Src {
 
 const NAMES: [&str; 4] = ["ts", "level", "logger", "thread"];
 
-/// `RecordParser(head_regex, tail_regex, full_regex, fields)`: `full_regex` (the whole-line
-/// regex) when the layout has no place for the message, else `head_regex` and `tail_regex`
-/// (None: no tail); `fields` the layout's field names.
+/// `RecordParser(head_regex, tail_regex, full_regex, fields, ansi=False)`: `full_regex` (the
+/// whole-line regex) when the layout has no place for the message, else `head_regex` and
+/// `tail_regex` (None: no tail); none of them for the message-only fallback (every first line is
+/// its record's message, not isolated, no field); `fields` the layout's field names.
 #[pyclass(module = "logsleuth._core", frozen)]
 pub struct RecordParser {
     head: Option<Regex>,
@@ -41,6 +43,9 @@ pub struct RecordParser {
     tail_group: usize,
     msg: Src,
     srcs: [Src; 4],
+    /// the input has ANSI escapes: a line is read with them removed (`crate::ansi_text`), and
+    /// `raw` is the line as it is (escapes and leading NULs kept), not the text read
+    ansi: bool,
 }
 
 
@@ -63,7 +68,8 @@ impl RecordParser {
             };
             return (out, msg);
         }
-        let head = self.head.as_ref().expect("a head regex when there is no full one");
+        // no regex (the message-only fallback): the line is the message, not isolated
+        let Some(head) = self.head.as_ref() else { return (out, None) };
         let Some(h) = head.captures(text) else { return (out, None) };
         let Some(hm) = h.get(self.head_group) else { return (out, None) };
         // the message: the text after `_head` (the head is anchored: it starts the text)
@@ -87,13 +93,13 @@ impl RecordParser {
 #[pymethods]
 impl RecordParser {
     #[new]
-    #[pyo3(signature = (head_regex, tail_regex, full_regex, fields))]
-    fn new(head_regex: Option<&str>, tail_regex: Option<&str>, full_regex: Option<&str>, fields: Vec<String>) -> PyResult<RecordParser> {
+    #[pyo3(signature = (head_regex, tail_regex, full_regex, fields, ansi=false))]
+    fn new(head_regex: Option<&str>, tail_regex: Option<&str>, full_regex: Option<&str>, fields: Vec<String>, ansi: bool) -> PyResult<RecordParser> {
         let head = head_regex.map(compile).transpose()?;
         let tail = tail_regex.map(compile).transpose()?;
         let full = full_regex.map(compile).transpose()?;
-        if full.is_none() && head.is_none() {
-            return Err(PyValueError::new_err("RecordParser: a head regex or a full regex"));
+        if full.is_none() && head.is_none() && tail.is_some() {
+            return Err(PyValueError::new_err("RecordParser: a tail regex without a head regex"));
         }
         let has = |n: &str| fields.iter().any(|f| f == n);
         let src = |n: &str| -> Src {
@@ -117,7 +123,7 @@ impl RecordParser {
         };
         let head_group = head.as_ref().and_then(|h| group(h, "_head")).unwrap_or(0);
         let tail_group = tail.as_ref().and_then(|t| group(t, "_tail")).unwrap_or(0);
-        Ok(RecordParser { head, tail, full, head_group, tail_group, msg, srcs })
+        Ok(RecordParser { head, tail, full, head_group, tail_group, msg, srcs, ansi })
     }
 
     /// `records(buf, line_starts, record_lines, records, heads_only, line_base, rid_base)` ->
@@ -153,10 +159,14 @@ impl RecordParser {
         // on the lines read: a whole 8 MB chunk per call was measured at 0.1 s of a dense run)
         let text = &buf[..*starts.last().unwrap() as usize];
         let lines = starts.len() - 1;
-        let line = |k: usize| -> PyResult<&str> {
-            std::str::from_utf8(line_bytes(text, &starts, k))
-                .map(|t| t.trim_start_matches('\0'))
-                .map_err(|e| PyValueError::new_err(format!("not UTF-8: {e}")))
+        // line k as read_lines gives it (raw), and as the layout reads it
+        let raw_line = |k: usize| -> PyResult<&str> {
+            std::str::from_utf8(line_bytes(text, &starts, k)).map_err(|e| PyValueError::new_err(format!("not UTF-8: {e}")))
+        };
+        let ansi = self.ansi;
+        let line = |k: usize| -> PyResult<Cow<'_, str>> {
+            let t = raw_line(k)?;
+            Ok(if ansi { crate::ansi_text(t) } else { Cow::Borrowed(t.trim_start_matches('\0')) })
         };
         py.detach(|| -> PyResult<Vec<(String, Column)>> {
             let n = want.len();
@@ -172,11 +182,12 @@ impl RecordParser {
                 let b = if heads_only { a + 1 } else if r + 1 < recs.len() { recs[r + 1] as usize } else { lines };
                 let b = b.min(lines);
                 let t = line(a)?;
+                let t = t.as_ref();
                 let (vals, m) = self.parse(t);
                 rid.push(rid_base + r as i64);
                 first.push(line_base + a as i64);
                 last.push(line_base + b.max(a + 1) as i64 - 1);
-                raw.push(Some(t));
+                raw.push(Some(if ansi { raw_line(a)? } else { t }));
                 for (c, v) in fields.iter_mut().zip(vals.iter()) {
                     c.push(*v);
                 }
@@ -189,7 +200,7 @@ impl RecordParser {
                             if k > a + 1 {
                                 joined.push('\n');
                             }
-                            joined.push_str(line(k)?);
+                            joined.push_str(&line(k)?);
                         }
                         cont.push(Some(&joined));
                     } else {
@@ -223,12 +234,25 @@ mod tests {
             Some(r"(?P<_tail> \((?P<logger>[\w.]+)\))$"),
             None,
             vec!["ts".into(), "level".into(), "msg".into(), "logger".into()],
+            false,
         )
         .unwrap();
         assert_eq!(p.parse("[10:11] INFO hello (a.B)"), ([Some("10:11"), Some("INFO"), Some("a.B"), None], Some("hello")));
         assert_eq!(p.parse("[10:11] INFO no tail"), ([Some("10:11"), Some("INFO"), None, None], Some("no tail")));
         assert_eq!(p.parse("at x.y"), ([None; 4], None));
-        let f = RecordParser::new(None, None, Some(r#"(?s)^time="(?P<ts>[^"]+)" level=(?P<level>\w+) msg="(?P<msg>.*)"$"#), vec!["ts".into(), "level".into(), "msg".into()]).unwrap();
+        let f = RecordParser::new(None, None, Some(r#"(?s)^time="(?P<ts>[^"]+)" level=(?P<level>\w+) msg="(?P<msg>.*)"$"#), vec!["ts".into(), "level".into(), "msg".into()], false).unwrap();
         assert_eq!(f.parse(r#"time="t1" level=info msg="m""#), ([Some("t1"), Some("info"), None, None], Some("m")));
+        // the message-only fallback: no regex, nothing isolated
+        let none = RecordParser::new(None, None, None, vec!["msg".into()], false).unwrap();
+        assert_eq!(none.parse("anything"), ([None; 4], None));
+    }
+
+    #[test]
+    fn ansi_escapes_removed_as_the_polars_path_removes_them() {
+        assert_eq!(crate::ansi_text("\x1b[32mINFO\x1b[0;39m x"), "INFO x");
+        assert_eq!(crate::ansi_text("\x1b[0m\0\0a"), "a"); // NULs the escapes hid go too
+        assert_eq!(crate::ansi_text("\0\x1b[31ma\r"), "a\r"); // (a `\r` not at the line's end stays)
+        assert_eq!(crate::ansi_text("\x1b[1;2;3 never ends"), "\x1b[1;2;3 never ends");
+        assert_eq!(crate::ansi_text("\x1b[12\x1b[3mx\x1b"), "\x1b[12x\x1b");
     }
 }
