@@ -301,8 +301,9 @@ def read_source(
         return compact(sample.select(*_TIME_COLS, n=pl.lit(1, dtype=pl.Int64))), edge_rids
 
     def handle_compiled(chunk: Chunk) -> None:
-        """:func:`handle` for a chunk the compiled core scanned (select and process, no reduce,
-        no envelope; ANSI escapes removed from the lines' texts): only the records asked for are parsed, by the core. Time-only stamps: every
+        """:func:`handle` for a chunk the compiled core scanned (select and process; no envelope;
+        ANSI escapes removed from the lines' texts): only the records asked for are parsed, by the
+        core (with ``reduce``, every record, as ``handle`` parses them). Time-only stamps: every
         record's time of day dates it, counting midnights (as ``handle`` does)."""
         nonlocal rid_base
         assert det is not None and clock is not None and chunk.rid_base == rid_base
@@ -317,6 +318,14 @@ def read_source(
             naive = clock.naive_from_tod(starts).select("rid", "_ts_naive")
             clock.observe_naive(naive)
         view = _Compiled(chunk, scanner.parser, det.layout, clock)
+        if reduce is not None:  # every record parsed (as handle does for reduce), the selected ones processed
+            every = view.records(chunk.start_rids()["rid"], naive).with_columns(_selected=pl.col("rid").is_in(chunk.wanted.implode()))
+            rparts.append(compact(reduce(every)))
+            cparts.append(compact(edges(every, _PROVISIONAL, _TIME_COLS)))
+            timed = every.filter(_PROVISIONAL.is_not_null())["rid"]
+            processed(every, [int(timed.min()), int(timed.max())] if timed.len() else [rid_base, rid_base + n_starts - 1], owned=True)
+            rid_base += n_starts
+            return
         table, edge_rids = coverage_sample(view, n_starts, naive)
         cparts.append(table)
         if sum(c.height for c in cparts) > 50_000:  # fold the chunks' rows into one table now and then
@@ -766,13 +775,13 @@ class _Compiled:
 
 def _scanner(det: Detection, clock: FileClock, select, reduce, process) -> Scanner | None:
     """The compiled core's scanner for this input, when it can read it exactly as the Polars path
-    does: the events are wanted (select and process, not every record parsed for ``reduce``), the
+    does: the events are wanted (select and process; with ``reduce`` every record is parsed), the
     lines are read as they are or with their ANSI escapes removed (no envelope), the layout is a
     known one, an inferred one or the message-only fallback (a time-only stamp: the core gives every
     record's stamp text, for the day's rollovers)."""
     mod = compiled.core()
     literals = getattr(select, "literals", None)
-    if mod is None or literals is None or process is None or reduce is not None:
+    if mod is None or literals is None or process is None:
         return None
     lay = det.layout
     if not det.envelope.is_none:
