@@ -133,6 +133,26 @@ def test_templates_and_reports_read_the_same(tmp_path, monkeypatch):
     _same(["templates", "-f", "json", tmp_path], {"LOGSLEUTH_CHUNK_BYTES": "9000"}, process=True)
 
 
+def test_byte_ranges_of_a_split_file_read_the_same(tmp_path, monkeypatch):
+    """A big file read in byte ranges (``--engine dask --split-size``): each range skips the lines
+    before its first record start and reads past its end up to the next one; the core reads the
+    ranges as the Polars path does (events with their lines, the findings). Ranges of 6 KB: range
+    ends inside stack traces, colours, an inferred layout."""
+    pytest.importorskip("distributed", reason="the dask extra is part of the test install")
+    _coloured(SAMPLES / "kafka-outage" / "orders-producer.log", tmp_path / "coloured.log", "level")
+    shutil.copy(ROOT / "tests" / "shapes" / "real" / "01-pulsar-2x-fenced.log", tmp_path)
+    inputs = [SAMPLES / "kafka-outage" / "orders-producer.log", SAMPLES / "sarama-cluster", tmp_path]
+    split = ["--engine", "dask", "--scheduler", "threads", "--split-size", "6K"]
+    fed: list[int] = []
+    feed = compiled.Scanner.feed
+    monkeypatch.setattr(compiled.Scanner, "feed", lambda self, text, last=False: (fed.append(len(text)), feed(self, text, last))[1])
+    for args in (["events", "--tz", "UTC", "-f", "grep"], ["analyze", "--tz", "UTC", "-f", "json"]):
+        fed.clear()
+        on, off = (run(*args, *inputs, *split, env=e) for e in (ON, OFF))
+        assert on.code == off.code == 0 and on.out == off.out and on.err == off.err, args
+        assert len(fed) > 100, len(fed)  # (the ranges were the core's: ~6 KB each)
+
+
 def _read_by_core(monkeypatch, paths: list) -> dict[str, bool]:
     """Whether the core reads ``paths``' inputs on an events run, by layout|envelope|ansi (reader._scanner's answer)."""
     from logsleuth.ingest import reader

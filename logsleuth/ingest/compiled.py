@@ -2,10 +2,11 @@
 
 The matcher is compiled only (``recognise.matcher``; :func:`required`). The reading core reads by
 default (``LOGSLEUTH_CORE=off``: the Polars path) an input whose lines are read as they are or
-with their ANSI colours removed (no envelope) with a known layout (a dated or a time-only stamp): it scans each chunk's bytes
-once (``LineScanner``: record starts, the lines that hold one of the packs' literals) and parses
-only the records the reader asks for (``RecordParser``: the candidates, the coverage sample, the
-edges) into Arrow columns — the other lines never become a Polars column. The rest of ``assemble``
+with their ANSI colours removed (no envelope), whatever its layout (known, inferred or the
+message-only fallback), whole or a byte range of it: it scans each chunk's bytes once
+(``LineScanner``: record starts, the lines that hold one of the packs' literals) and parses only
+the records the reader asks for (``RecordParser``: the candidates, the coverage sample, the edges;
+every record for templates) into Arrow columns — the other lines never become a Polars column. The rest of ``assemble``
 (levels, the guess, times) is the Polars path's own (records.finish), so the records and events are
 the same (tests/test_compiled_core.py compares both, byte for byte, on every sample).
 """
@@ -101,8 +102,11 @@ def _fix_mmap_threshold() -> None:
     when freed. By default the threshold moves up to the size of each big block freed (up to 32 MB),
     so the chunk-sized byte strings the core reads from come from the heap after the first few, and
     the heap stays at its high-water mark: measured on the dense 1.5M log, peak RSS 385 MB against
-    355 MB with the threshold fixed (and the Polars path's 357), CPU the same. Other C libraries:
-    nothing to do (the call is glibc's)."""
+    355 MB with the threshold fixed (and the Polars path's 357), CPU the same. Fixing both the mmap
+    and the trim thresholds at 64 MB instead (the blocks kept in the heap and used again, not each
+    page a fault when first written) took the dense 1.5M log from 420k minor faults to 172k and
+    0.25 CPU-s off, but the dense 24M log's peak RSS from 345 to 524 MB: not done. Other C
+    libraries: nothing to do (the call is glibc's)."""
     global _heap_fixed
     if _heap_fixed:
         return
@@ -136,6 +140,19 @@ class Scanner:
 
     def is_utf8(self, buf: bytes) -> bool:
         return bool(self._mod.is_utf8(buf))
+
+    def first_start(self, text: bytes) -> tuple[int | None, int, int]:
+        """Where the first record starts in ``text`` (whole lines, as :meth:`feed` takes them), as
+        the scan finds record starts: (its byte offset or None, its line's index, the lines of
+        ``text``). A byte range of a split file skips the lines before it (the range before's last
+        record) and ends its own last record at the first start after its end."""
+        if not text:
+            return None, 0, 0
+        _, total, ls, rl, _, _ = self.lines.scan(text, False, True)
+        if not rl:
+            return None, total, total
+        k = struct.unpack_from("<Q", rl, 0)[0]
+        return struct.unpack_from("<Q", ls, 8 * k)[0], k, total
 
     def feed(self, text: bytes, last: bool = False) -> tuple[Chunk | None, int]:
         """(the chunk's whole records, or None; lines new in this call, for the read's line count)."""

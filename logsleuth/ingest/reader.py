@@ -372,12 +372,35 @@ def read_source(
     scanner: Scanner | None = None  # the compiled core reads this input (decided on its first chunk)
     next_line = 1
 
-    def scanned(text: bytes, last: bool = False) -> None:
+    def scanned(text: bytes, last: bool = False, counted: bool = True) -> None:
         assert scanner is not None
         chunk, new = scanner.feed(text, last)
-        stats.lines += new
+        if counted:
+            stats.lines += new
         if chunk is not None:
             behind.submit(chunk)
+
+    def to_core(text: bytes) -> bool:
+        """A chunk's whole lines to the core, a byte range's edges as the Polars path reads them
+        (below): the lines before the range's first record start are the range before's (counted
+        in the range's lines, not read); past the range's end, the lines up to the next record
+        start finish the range's last record (read, not counted). True: the range is finished."""
+        nonlocal skipping
+        assert scanner is not None
+        if skipping:
+            at, k, total = scanner.first_start(text)
+            if at is None:
+                stats.lines += total
+                return False
+            stats.lines += k
+            scanner.next_line += k  # (the range's lines are numbered from its first, skipped ones too)
+            text, skipping = text[at:], False
+        if past_end:
+            at, _, _ = scanner.first_start(text)
+            scanned(text if at is None else text[:at], counted=False)
+            return at is not None
+        scanned(text)
+        return False
 
     span = src.span  # one byte range of a big file (sources.Span): its own lines, then up to the next record start
     first_line = (pl.col("line") == 1) if span is None or span.index == 0 else pl.lit(False)  # the file's first line starts a record
@@ -393,7 +416,8 @@ def read_source(
         if opts.progress is not None:
             opts.progress(src.name, stats.bytes_read, total)
         if scanner is not None:
-            scanned(utf8_text(data, tail, stats, scanner.is_utf8))
+            if to_core(utf8_text(data, tail, stats, scanner.is_utf8)):
+                break
             continue
         raw, transcoded = split_chunk(data, tail, stats)
         n = raw.len()
@@ -423,9 +447,10 @@ def read_source(
             report.runner_up = det.runner_up.id if det.runner_up else None
             report.runner_up_rate = det.runner_rate
             report.layout_forced = det.forced
-            scanner = _scanner(det, clock, select, reduce, process) if span is None else None
+            scanner = _scanner(det, clock, select, reduce, process)
             if scanner is not None:  # this chunk's bytes go to the core too (its split served the detection)
-                scanned(transcoded if transcoded is not None else (data[: len(data) - tail] if tail else data))
+                if to_core(transcoded if transcoded is not None else (data[: len(data) - tail] if tail else data)):
+                    break
                 continue
         if not past_end:
             stats.lines += n

@@ -396,9 +396,16 @@ pub struct StringColumn {
 
 impl StringColumn {
     pub fn new(name: &str, capacity: usize) -> StringColumn {
+        StringColumn::with_bytes(name, capacity, 0)
+    }
+
+    /// With room for `bytes` of values reserved up front: a bound the caller knows (the records'
+    /// bytes), so the values are not copied as the buffer grows. Room reserved and not written is
+    /// address space only (the pages are not touched).
+    pub fn with_bytes(name: &str, capacity: usize, bytes: usize) -> StringColumn {
         let mut offsets = Vec::with_capacity((capacity + 1) * 8);
         offsets.extend_from_slice(&0i64.to_le_bytes());
-        StringColumn { data: Vec::new(), offsets, validity: Vec::with_capacity(capacity / 8 + 1), rows: 0, nulls: 0, name: name.to_string() }
+        StringColumn { data: Vec::with_capacity(bytes), offsets, validity: Vec::with_capacity(capacity / 8 + 1), rows: 0, nulls: 0, name: name.to_string() }
     }
 
     pub fn push(&mut self, value: Option<&str>) {

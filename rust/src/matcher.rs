@@ -316,13 +316,23 @@ impl Matcher {
                 }
             }
         }
-        let mut columns: Vec<StringColumn> = names.iter().map(|n| StringColumn::new(n, events.len())).collect();
         // per pattern, where each of its fields goes
         let slot: Vec<Vec<usize>> = self
             .pats
             .iter()
             .map(|pat| pat.fields.iter().map(|f| names.iter().position(|n| n == f).unwrap_or(usize::MAX)).collect())
             .collect();
+        // each column's bytes, reserved up front (its values are not copied as it grows)
+        let mut bytes = vec![0usize; names.len()];
+        for e in &events {
+            for (k, v) in e.values.iter().enumerate() {
+                let s = slot[e.pat as usize][k];
+                if s != usize::MAX {
+                    bytes[s] += v.map_or(0, str::len);
+                }
+            }
+        }
+        let mut columns: Vec<StringColumn> = names.iter().zip(&bytes).map(|(n, &b)| StringColumn::with_bytes(n, events.len(), b)).collect();
         let mut row: Vec<Option<&str>> = vec![None; names.len()];
         for e in &events {
             row.iter_mut().for_each(|v| *v = None);
