@@ -141,22 +141,23 @@ class Scanner:
     def is_utf8(self, buf: bytes) -> bool:
         return bool(self._mod.is_utf8(buf))
 
-    def first_start(self, text: bytes) -> tuple[int | None, int, int]:
+    def first_start(self, text: bytes | memoryview) -> tuple[int | None, int, int]:
         """Where the first record starts in ``text`` (whole lines, as :meth:`feed` takes them), as
         the scan finds record starts: (its byte offset or None, its line's index, the lines of
         ``text``). A byte range of a split file skips the lines before it (the range before's last
         record) and ends its own last record at the first start after its end."""
         if not text:
             return None, 0, 0
-        _, total, ls, rl, _, _ = self.lines.scan(text, False, True)
+        _, total, ls, rl, _, _ = self.lines.scan(bytes(text), False, True)
         if not rl:
             return None, total, total
         k = struct.unpack_from("<Q", rl, 0)[0]
         return struct.unpack_from("<Q", ls, 8 * k)[0], k, total
 
-    def feed(self, text: bytes, last: bool = False) -> tuple[Chunk | None, int]:
-        """(the chunk's whole records, or None; lines new in this call, for the read's line count)."""
-        buf = self.carry + text if self.carry else text
+    def feed(self, text: bytes | memoryview, last: bool = False) -> tuple[Chunk | None, int]:
+        """(the chunk's whole records, or None; lines new in this call, for the read's line count).
+        ``text``: whole lines, bytes or a view of them (joined to the carried record, one copy)."""
+        buf = self.carry + text if self.carry else bytes(text)
         if not buf:
             return None, 0
         done, total, ls, rl, wanted, tod = self.lines.scan(buf, self.next_line == 1, last)

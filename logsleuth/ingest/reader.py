@@ -372,7 +372,7 @@ def read_source(
     scanner: Scanner | None = None  # the compiled core reads this input (decided on its first chunk)
     next_line = 1
 
-    def scanned(text: bytes, last: bool = False, counted: bool = True) -> None:
+    def scanned(text: bytes | memoryview, last: bool = False, counted: bool = True) -> None:
         assert scanner is not None
         chunk, new = scanner.feed(text, last)
         if counted:
@@ -380,7 +380,7 @@ def read_source(
         if chunk is not None:
             behind.submit(chunk)
 
-    def to_core(text: bytes) -> bool:
+    def to_core(text: bytes | memoryview) -> bool:
         """A chunk's whole lines to the core, a byte range's edges as the Polars path reads them
         (below): the lines before the range's first record start are the range before's (counted
         in the range's lines, not read); past the range's end, the lines up to the next record
@@ -449,7 +449,7 @@ def read_source(
             report.layout_forced = det.forced
             scanner = _scanner(det, clock, select, reduce, process)
             if scanner is not None:  # this chunk's bytes go to the core too (its split served the detection)
-                if to_core(transcoded if transcoded is not None else (data[: len(data) - tail] if tail else data)):
+                if to_core(transcoded if transcoded is not None else (memoryview(data)[: len(data) - tail] if tail else data)):
                     break
                 continue
         if not past_end:

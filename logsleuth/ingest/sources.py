@@ -807,14 +807,15 @@ def split_chunk(chunk: bytes, tail: int, stats: ReadStats) -> tuple[pl.Series, b
         return _lines_of(text), text
 
 
-def utf8_text(chunk: bytes, tail: int, stats: ReadStats, valid: Callable[[bytes], bool]) -> bytes:
+def utf8_text(chunk: bytes, tail: int, stats: ReadStats, valid: Callable[[bytes], bool]) -> bytes | memoryview:
     """The whole lines of a chunk from :func:`line_chunks` as UTF-8 bytes (transcoded as
-    :func:`split_chunk` does when ``valid`` says they are not UTF-8)."""
-    data = chunk[: len(chunk) - tail] if tail else chunk
+    :func:`split_chunk` does when ``valid`` says they are not UTF-8). Valid UTF-8 with a tail: a
+    view of the chunk's bytes without it, not a copy (a chunk-sized copy is a chunk-sized fresh
+    mapping, each page of it a fault when written)."""
     if valid(chunk):  # with its tail, as split_chunk checks it
         stats._encodings.add("utf-8")
-        return data
-    return transcode(data, stats)
+        return memoryview(chunk)[: len(chunk) - tail] if tail else chunk
+    return transcode(chunk[: len(chunk) - tail] if tail else chunk, stats)
 
 
 def finish_reading(stats: ReadStats) -> None:
