@@ -198,6 +198,12 @@ def read_source(
             if sum(x.height for x in pending) >= PROCESS_ROWS:
                 flush()
 
+    def timed_edges(every: pl.DataFrame, n_starts: int) -> list[int]:
+        """The span's edges among a chunk's records, every one parsed: the first and last records
+        with a time (not a line of prose on top), else the chunk's first and last."""
+        timed = every.filter(_PROVISIONAL.is_not_null())["rid"]
+        return [int(timed.min()), int(timed.max())] if timed.len() else [rid_base, rid_base + n_starts - 1]  # type: ignore[arg-type]
+
     def handle(lines: pl.DataFrame) -> None:
         nonlocal rid_base
         if lines.height == 0:
@@ -217,9 +223,7 @@ def read_source(
             every = assemble(lines, det.layout, clock, naive).with_columns(_selected=pl.col("rid").is_in(wanted["rid"].implode()))
             rparts.append(compact(reduce(every)))
             cparts.append(compact(edges(every, _PROVISIONAL, _TIME_COLS)))
-            # the span's edges: the first and last records with a time (not a line of prose on top)
-            timed = every.filter(_PROVISIONAL.is_not_null())["rid"]
-            edge_rids = [int(timed.min()), int(timed.max())] if timed.len() else [rid_base, rid_base + n_starts - 1]
+            edge_rids = timed_edges(every, n_starts)
             if process is not None:
                 processed(every, edge_rids)
                 rid_base += n_starts
@@ -322,8 +326,7 @@ def read_source(
             every = view.records(chunk.start_rids()["rid"], naive).with_columns(_selected=pl.col("rid").is_in(chunk.wanted.implode()))
             rparts.append(compact(reduce(every)))
             cparts.append(compact(edges(every, _PROVISIONAL, _TIME_COLS)))
-            timed = every.filter(_PROVISIONAL.is_not_null())["rid"]
-            processed(every, [int(timed.min()), int(timed.max())] if timed.len() else [rid_base, rid_base + n_starts - 1], owned=True)
+            processed(every, timed_edges(every, n_starts), owned=True)
             rid_base += n_starts
             return
         table, edge_rids = coverage_sample(view, n_starts, naive)

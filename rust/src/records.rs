@@ -170,13 +170,17 @@ impl RecordParser {
         };
         py.detach(|| -> PyResult<Vec<(String, Column)>> {
             let n = want.len();
+            // record r's lines: its first, and up to (not with) the next record's first
+            let lines_of = |r: usize| -> (usize, usize) {
+                let a = recs[r] as usize;
+                let b = if heads_only { a + 1 } else if r + 1 < recs.len() { recs[r + 1] as usize } else { lines };
+                (a, b.min(lines))
+            };
             // the bytes of the records asked for (their first lines; their other lines)
             let (mut head_bytes, mut cont_bytes) = (0usize, 0usize);
             for &r in &want {
-                let r = r as usize;
-                let a = recs[r] as usize;
-                let b = if heads_only { a + 1 } else if r + 1 < recs.len() { recs[r + 1] as usize } else { lines };
-                let b = b.min(lines).max(a + 1);
+                let (a, b) = lines_of(r as usize);
+                let b = b.max(a + 1);
                 head_bytes += (starts[a + 1] - starts[a]) as usize;
                 cont_bytes += (starts[b] - starts[a + 1]) as usize;
             }
@@ -192,9 +196,7 @@ impl RecordParser {
             let mut joined = String::new();
             for &r in &want {
                 let r = r as usize;
-                let a = recs[r] as usize;
-                let b = if heads_only { a + 1 } else if r + 1 < recs.len() { recs[r + 1] as usize } else { lines };
-                let b = b.min(lines);
+                let (a, b) = lines_of(r);
                 let t = line(a)?;
                 let t = t.as_ref();
                 let (vals, m) = self.parse(t);
