@@ -1,5 +1,5 @@
-"""The compiled reading core (rust/, logsleuth._core; docs/architecture.md "Reading core"), read
-with LOGSLEUTH_CORE=on (not the default yet).
+"""The compiled reading core (rust/, logsleuth._core; docs/architecture.md "Reading core"): the
+default; LOGSLEUTH_CORE=off reads with the Polars path, the reference it is compared with.
 
 It must be built by the project's install (pip install . runs cargo), and what it reads must be
 what the Polars path reads: the same outputs byte for byte on every sample, every zoo shape and
@@ -77,8 +77,7 @@ def test_chunk_seams_read_the_same():
 
 
 def test_every_zoo_layout_reads_the_same(tmp_path):
-    """The zoo's shapes without a wrapper: the ones the core reads (the others go through Polars
-    alone: an envelope is peeled before the layout is read)."""
+    """The zoo's shapes without a wrapper (those with one: test_envelopes_read_the_same)."""
     picked = {"pulsar": ("level-first", "pipes", "brackets", "offset-iso", "log4j-iso-no-traces"),
               "kafka": ("log4j-iso", "dotted-date", "kafka-style"), "sarama": ("go-std", "logrus", "klog", "zap-console")}
     shapes = [(inc, sh) for inc in zoo.INCIDENTS for sh in zoo.shapes(inc) if not sh.wrappers and sh.name in picked[inc]]
@@ -127,7 +126,7 @@ def test_templates_and_reports_read_the_same(tmp_path, monkeypatch):
         fed.clear()
         on, off = (run("analyze", "--tz", "UTC", "-f", "markdown", f, env=e) for e in (ON, OFF))
         assert on.code == off.code and _GENERATED.sub("", on.out) == _GENERATED.sub("", off.out), f
-        if f.parent == tmp_path or "fenced" in f.name:  # (kubectl's prefix, journald: envelopes, the Polars path's)
+        if f.parent == tmp_path or "fenced" in f.name:  # (kubectl's prefix, journald: envelopes, read by TextScanner)
             assert sum(fed) > 0, f
     assert '"template"' in run("templates", "-f", "json", reals[0]).out  # (something to rank: the comparison is not of empty lists)
     _same(["templates", "-f", "json", tmp_path], {"LOGSLEUTH_CHUNK_BYTES": "9000"}, process=True)
@@ -153,8 +152,8 @@ def test_byte_ranges_of_a_split_file_read_the_same(tmp_path, monkeypatch):
         assert len(fed) > 100, len(fed)  # (the ranges were the core's: ~6 KB each)
 
 
-def _read_by_core(monkeypatch, paths: list) -> dict[str, bool]:
-    """Whether the core reads ``paths``' inputs on an events run, by layout|envelope|ansi (reader._scanner's answer)."""
+def _read_by_core(monkeypatch, paths: list, args: tuple = ("events", "--tz", "UTC", "-f", "ndjson")) -> dict[str, bool]:
+    """Whether the core reads ``paths``' inputs on an ``args`` run, by layout|envelope|ansi (reader._scanner's answer)."""
     from logsleuth.ingest import reader
 
     got: dict[str, bool] = {}
@@ -167,7 +166,7 @@ def _read_by_core(monkeypatch, paths: list) -> dict[str, bool]:
         return s
 
     monkeypatch.setattr(reader, "_scanner", spy)
-    assert run("events", "--tz", "UTC", "-f", "ndjson", *paths, env=ON).code in (0, 1)
+    assert run(*args, *paths, env=ON).code in (0, 1)
     return got
 
 
@@ -261,6 +260,94 @@ def test_inferred_and_plain_layouts_read_the_same(tmp_path, monkeypatch):
     _all_three_same([*picked, *made, untimed])
     _same(["events", "--tz", "UTC", "-f", "ndjson", "--memory-budget", "0", *picked, *made])
     _same(["analyze", "--tz", "UTC", "-f", "json", *made], {"LOGSLEUTH_CHUNK_BYTES": "9000"}, process=True)
+
+
+def _cri(lines: list[str], width: int) -> str:
+    """``lines`` as a kubelet writes them: each line longer than ``width`` cut into ``P`` parts and
+    the ``F`` rest, every 7th line on stderr, written between another line's parts."""
+    out, err = [], []
+    for n, x in enumerate(lines):
+        stamp = f"2024-05-02T10:{n // 60 % 60:02d}:{n % 60:02d}.{n:09d}Z"
+        stream = "stderr" if n % 7 == 3 else "stdout"
+        parts = [x[i:i + width] for i in range(0, len(x), width)] or [""]
+        for k, part in enumerate(parts):
+            out.append(f"{stamp} {stream} {'F' if k == len(parts) - 1 else 'P'} {part}")
+            if k == 0 and len(parts) > 1 and err:
+                out.append(err.pop())  # another stream's line between the parts
+        if n % 11 == 5:
+            err.append(f"{stamp} stderr F a line of the other stream {n}")
+    return "\n".join(out + err) + "\n"
+
+
+def test_envelopes_read_the_same(tmp_path, monkeypatch):
+    """Inputs with an envelope: Polars unwraps each chunk's lines (envelopes.unwrap), the core reads
+    their texts (compiled.TextScanner), the records take the lines' numbers, raw lines and envelope
+    fields. Every zoo shape with a wrapper or an envelope; CRI partial lines cut by chunk ends,
+    another stream between them; a JSON logger's objects whose text holds newlines (the stack in
+    ``stack_trace``); small chunks; spilled events: the same outputs as the Polars path."""
+    # (every wrapper and envelope once: the Pulsar incident's; sarama's and Kafka's combinations)
+    shapes = [(inc, sh) for inc in zoo.INCIDENTS for sh in zoo.shapes(inc)
+              if (inc == "pulsar" and (sh.wrappers or sh.layout == "logstash-json")) or (inc != "pulsar" and len(sh.wrappers) > 1)
+              or sh.name in ("zap-json", "zap-json+cri", "klog+docker-json", "go-std+journald-iso")]
+    assert len(shapes) >= 20, len(shapes)
+    for inc, sh in shapes:
+        zoo.write(inc, sh, tmp_path / "zoo" / inc / sh.name)
+    made = tmp_path / "made"
+    made.mkdir()
+    src = (SAMPLES / "kafka-outage" / "orders-producer.log").read_text().splitlines()
+    (made / "cri-parts.log").write_text(_cri(src, 40))
+    head = re.compile(r"^\[(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d),(\d{3})\] (\w+) (.*) \(([\w.$]+)\)$")
+    objs: list[dict] = []
+    for line in src:
+        m = head.match(line)
+        if m:
+            objs.append({"@timestamp": f"{m[1]}T{m[2]}.{m[3]}Z", "level": m[4], "logger_name": m[6], "message": m[5]})
+        else:  # the logstash encoder's stack trace: one key, its lines joined by newlines
+            objs[-1]["stack_trace"] = (objs[-1].get("stack_trace", "") + "\n" + line).lstrip("\n")
+    assert sum("stack_trace" in o for o in objs) >= 3
+    (made / "logstash.json").write_text("".join(json.dumps(o) + "\n" for o in objs))
+    broker = (SAMPLES / "pulsar-incident" / "pulsar-broker-1.2020-06-01.log").read_text().splitlines()
+    (made / "docker-ts.log").write_text("".join(f"2020-06-01T22:{n // 600 % 60:02d}:{n // 10 % 60:02d}.{n:09d}Z {x}\n" for n, x in enumerate(broker)))
+    read = _read_by_core(monkeypatch, [tmp_path])
+    assert read and all(read.values()), read
+    wrapped = [k for k in read if "|none|" not in k]  # (a zap-json shape's std-log lines: no envelope)
+    assert len(wrapped) >= 15 and any("cri" in k for k in wrapped) and any("json" in k for k in wrapped), read
+    _same(["events", "--tz", "UTC", "-f", "ndjson", tmp_path])
+    _all_three_same([made])
+    _same(["events", "--tz", "UTC", "-f", "ndjson", "--memory-budget", "0", made])
+    _same(["analyze", "--tz", "UTC", "-f", "json", made], {"LOGSLEUTH_CHUNK_BYTES": "9000"}, process=True)
+    _same(["templates", "-f", "json", made], {"LOGSLEUTH_CHUNK_BYTES": "9000"}, process=True)
+
+
+def test_reads_without_the_matcher_read_the_same(monkeypatch):
+    """Reads that keep records, not events: ``inspect`` (every record parsed and counted),
+    ``patterns test`` (every record, each with its pattern or none), a detector's second read of
+    a log (the sarama stall's lines no pattern matched). The core reads them, the same as Polars."""
+    inputs = [SAMPLES / "kafka-outage", SAMPLES / "kafka-untimed", ROOT / "tests" / "shapes" / "real" / "04-pulsar-kubectl-prefix.log",
+              ROOT / "tests" / "shapes" / "real" / "06-pulsar-journald-short.log", ROOT / "tests" / "shapes" / "real" / "01-pulsar-2x-fenced.log"]
+    for args in (("inspect", "--tz", "UTC"), ("patterns", "test", "--tz", "UTC")):
+        read = _read_by_core(monkeypatch, inputs, args)
+        assert len(read) >= 4 and all(read.values()), (args, read)
+        _same([*args, *inputs])
+    _same(["analyze", "--tz", "UTC", "-f", "json", SAMPLES / "sarama-silent"])
+
+
+def test_byte_ranges_with_an_envelope_read_the_same(tmp_path, monkeypatch):
+    """An input with an envelope read in byte ranges of 6 KB (``docker logs -t``; kubectl's prefix):
+    the core reads each range's unwrapped texts as the Polars path reads them."""
+    pytest.importorskip("distributed", reason="the dask extra is part of the test install")
+    broker = (SAMPLES / "pulsar-incident" / "pulsar-broker-1.2020-06-01.log").read_text().splitlines()
+    (tmp_path / "docker-ts.log").write_text("".join(f"2020-06-01T22:{n // 600 % 60:02d}:{n // 10 % 60:02d}.{n:09d}Z {x}\n" for n, x in enumerate(broker)))
+    shutil.copy(ROOT / "tests" / "shapes" / "real" / "04-pulsar-kubectl-prefix.log", tmp_path)
+    scanned: list[int] = []
+    feed = compiled.TextScanner.feed
+    monkeypatch.setattr(compiled.TextScanner, "feed", lambda self, frame, last=False: (scanned.append(0), feed(self, frame, last))[1])
+    split = ["--engine", "dask", "--scheduler", "threads", "--split-size", "6K"]
+    for args in (["events", "--tz", "UTC", "-f", "grep"], ["analyze", "--tz", "UTC", "-f", "json"]):
+        scanned.clear()
+        on, off = (run(*args, tmp_path, *split, env=e) for e in (ON, OFF))
+        assert on.code == off.code == 0 and on.out == off.out and on.err == off.err, args
+        assert len(scanned) > 100, len(scanned)  # (the ranges were the core's)
 
 
 # ---------------------------------------------------------------- below the CLI: the core itself

@@ -69,8 +69,11 @@ class Chunk:
     every record's stamp text (``_tod_text``), else None."""
 
     def __init__(self, mod: ModuleType, buf: bytes, line_base: int, rid_base: int, line_starts: bytes,
-                 record_lines: bytes, wanted: object, lines: int, tod: object = None):
+                 record_lines: bytes, wanted: object, lines: int, tod: object = None, side: pl.DataFrame | None = None):
         self._mod = mod
+        # an input with an envelope (TextScanner): ``buf`` holds the lines' unwrapped texts, and
+        # ``side`` the lines' other columns (``line``, ``raw``, ``env_*``), row k line k of ``buf``
+        self.side = side
         self.tod = pl.Series(tod) if tod is not None else None
         self.buf = buf
         self.line_base = line_base
@@ -89,9 +92,27 @@ class Chunk:
         """The records ``rids`` (ascending) parsed by ``parser`` (a ``_core.RecordParser``): its
         columns, for records.from_parser."""
         local = rids.cast(pl.Int64) - self.rid_base
-        return parser.records(self.buf, self.line_starts, self.record_lines, local.__arrow_c_stream__(), heads_only,
-                              self.line_base, self.rid_base)
+        if self.side is None:
+            return parser.records(self.buf, self.line_starts, self.record_lines, local.__arrow_c_stream__(), heads_only,
+                                  self.line_base, self.rid_base)
+        # the lines' numbers, raw lines and envelope fields are the side frame's, at each record's
+        # first line (its last line's number for line_end): the lines' indices in, the columns out
+        cols = dict(parser.records(self.buf, self.line_starts, self.record_lines, local.__arrow_c_stream__(), heads_only,
+                                   0, self.rid_base, exact=True))
+        first = pl.Series(cols["line"])
+        # (copied out of the chunk's buffers, as the core's own columns are: a gathered string is
+        # a view, and a few kept records would keep every chunk's lines alive until matched)
+        heads = self.side.select(pl.all().gather(first)).with_columns(
+            pl.concat_str([pl.col(c), pl.lit("")]).alias(c) for c, t in self.side.schema.items() if t == pl.String)
+        cols["line"], cols["raw"] = heads["line"], heads["raw"]
+        if "line_end" in cols:
+            cols["line_end"] = self.side["line"].gather(pl.Series(cols["line_end"]))
+        for name in ENV_COLUMNS:
+            cols[name] = heads[name]
+        return list(cols.items())
 
+
+ENV_COLUMNS = ("env_ts", "env_naive", "env_level", "env_logger", "env_host")  # envelopes.unwrap's fields of a line
 
 MMAP_THRESHOLD = 4 << 20  # bytes: an allocation this big or bigger is its own mapping (glibc)
 _heap_fixed = False
@@ -171,3 +192,51 @@ class Scanner:
         self.carry_lines = total - done
         self.next_line += done
         return chunk, new
+
+
+class TextScanner:
+    """:class:`Scanner` for an input with an envelope. The Polars path unwraps each chunk's lines
+    (envelopes.unwrap: ``text``, ``env_*``); their texts go to the core (``LineScanner.scan_texts``:
+    a buffer of texts made there, with the same record starts, literals and stamps as a plain
+    input's, and the starts the envelope forces: ``forced``, a Boolean expression on the lines),
+    their other columns stay a frame beside the chunk (:attr:`Chunk.side`). The unfinished last
+    record's lines are carried into the next chunk as rows."""
+
+    def __init__(self, mod: ModuleType, start_regex: str | None, stamp_regex: str | None, head_chars: int,
+                 literals: tuple[list[str], list[str]], parser, tod: tuple[str, int] | None, forced: pl.Expr | None,
+                 first_line: bool):
+        self._mod = mod
+        self.parser = parser
+        self.lines = mod.LineScanner(start_regex, stamp_regex, head_chars, (list(literals[0]), list(literals[1])), *(tod or (None, 0)))
+        self.forced = forced
+        self.first_line = first_line  # the input's first line starts a record (not a range's after the first)
+        self.carry: pl.DataFrame | None = None
+        self.next_rid = 0
+
+    def _scan(self, frame: pl.DataFrame, last: bool):
+        forced = frame.select(self.forced.fill_null(False))[:, 0].__arrow_c_stream__() if self.forced is not None else None
+        first = self.first_line and frame["line"][0] == 1  # (the Polars path's ``line == 1``)
+        return self.lines.scan_texts(frame["text"].__arrow_c_stream__(), forced, first, last)
+
+    def first_start(self, frame: pl.DataFrame) -> int | None:
+        """The index of the first line of ``frame`` (unwrapped lines) that starts a record."""
+        if frame.height == 0:
+            return None
+        _, _, _, ls, rl, _, _ = self._scan(frame, True)
+        return struct.unpack_from("<Q", rl, 0)[0] if rl else None
+
+    def feed(self, frame: pl.DataFrame | None, last: bool = False) -> Chunk | None:
+        """The whole records of the carried lines and ``frame`` (unwrapped lines: ``line``, ``raw``,
+        ``text``, ``env_*``), or None."""
+        if self.carry is not None and self.carry.height:
+            frame = self.carry if frame is None or frame.height == 0 else pl.concat([self.carry, frame], how="vertical_relaxed")
+        if frame is None or frame.height == 0:
+            return None
+        done, total, buf, ls, rl, wanted, tod = self._scan(frame, last)
+        chunk = None
+        if done:
+            side = frame.slice(0, done).select("line", "raw", *ENV_COLUMNS)
+            chunk = Chunk(self._mod, buf, 0, self.next_rid, ls, rl, wanted, done, tod, side=side)
+            self.next_rid += chunk.n_records
+        self.carry = frame.slice(done) if done < frame.height else None
+        return chunk

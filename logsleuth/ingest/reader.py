@@ -19,7 +19,7 @@ import polars as pl
 from logsleuth.ingest import envelopes
 from logsleuth.ingest import compiled
 from logsleuth.ingest import wrappers as wrap
-from logsleuth.ingest.compiled import Chunk, Scanner
+from logsleuth.ingest.compiled import Chunk, Scanner, TextScanner
 from logsleuth.ingest.layouts import infer
 from logsleuth.ingest.layouts.catalog import builtin_layouts, record_start_regex
 from logsleuth.ingest.layouts.detect import MIN_RATE, SAMPLE_LINES, Detection, detect
@@ -322,11 +322,19 @@ def read_source(
             naive = clock.naive_from_tod(starts).select("rid", "_ts_naive")
             clock.observe_naive(naive)
         view = _Compiled(chunk, scanner.parser, det.layout, clock)
+        if select is None:  # every record, kept (no coverage table: it is made from them at the end)
+            parts.append(compact(view.records(chunk.start_rids()["rid"], naive).with_columns(_selected=pl.lit(True))))
+            rid_base += n_starts
+            return
         if reduce is not None:  # every record parsed (as handle does for reduce), the selected ones processed
             every = view.records(chunk.start_rids()["rid"], naive).with_columns(_selected=pl.col("rid").is_in(chunk.wanted.implode()))
             rparts.append(compact(reduce(every)))
             cparts.append(compact(edges(every, _PROVISIONAL, _TIME_COLS)))
-            processed(every, timed_edges(every, n_starts), owned=True)
+            edge_rids = timed_edges(every, n_starts)
+            if process is not None:
+                processed(every, edge_rids, owned=True)
+            else:  # the selected records and the edges kept
+                parts.append(compact(every.filter(pl.col("_selected") | pl.col("rid").is_in(edge_rids))))
             rid_base += n_starts
             return
         table, edge_rids = coverage_sample(view, n_starts, naive)
@@ -337,7 +345,10 @@ def read_source(
         keep = pl.concat([wanted, pl.Series("rid", edge_rids, dtype=pl.Int64)]).unique().sort()
         # (no envelope: raw is the text, NUL padding stripped; with ANSI escapes the line as it is, escapes kept)
         rec = view.records(keep, naive).with_columns(_selected=pl.col("rid").is_in(wanted.implode()))
-        processed(rec, edge_rids, owned=True)
+        if process is not None:
+            processed(rec, edge_rids, owned=True)
+        else:  # kept as they are (the Polars path parses the same records at the end)
+            parts.append(compact(rec))
         rid_base += n_starts
 
     def per_line_exprs() -> dict[str, pl.Expr]:
@@ -372,7 +383,7 @@ def read_source(
     held: pl.DataFrame | None = None
     behind = _OneBehind(lambda item: handle_compiled(item) if isinstance(item, Chunk) else handle(item))
     total = src.remote.size if src.remote is not None else src.path.stat().st_size if src.path is not None and src.path.is_file() else None  # type: ignore[attr-defined]
-    scanner: Scanner | None = None  # the compiled core reads this input (decided on its first chunk)
+    scanner: Scanner | TextScanner | None = None  # the compiled core reads this input (decided on its first chunk)
     next_line = 1
 
     def scanned(text: bytes | memoryview, last: bool = False, counted: bool = True) -> None:
@@ -418,7 +429,7 @@ def read_source(
             continue
         if opts.progress is not None:
             opts.progress(src.name, stats.bytes_read, total)
-        if scanner is not None:
+        if isinstance(scanner, Scanner):
             if to_core(utf8_text(data, tail, stats, scanner.is_utf8)):
                 break
             continue
@@ -450,8 +461,8 @@ def read_source(
             report.runner_up = det.runner_up.id if det.runner_up else None
             report.runner_up_rate = det.runner_rate
             report.layout_forced = det.forced
-            scanner = _scanner(det, clock, select, reduce, process)
-            if scanner is not None:  # this chunk's bytes go to the core too (its split served the detection)
+            scanner = _scanner(det, clock, select, reduce, process, span)
+            if isinstance(scanner, Scanner):  # this chunk's bytes go to the core too (its split served the detection)
                 if to_core(transcoded if transcoded is not None else (memoryview(data)[: len(data) - tail] if tail else data)):
                     break
                 continue
@@ -462,6 +473,20 @@ def read_source(
             frame = pl.concat([held, frame])
         frame, held = envelopes.split_partial_tail(frame, det.envelope)
         lines = unwrapped(frame)
+        if isinstance(scanner, TextScanner):  # the unwrapped texts to the core
+            if skipping or past_end:
+                at = scanner.first_start(lines)
+                if skipping:  # the end of the range before's last record: it reads these lines
+                    if at is None:
+                        continue
+                    lines, skipping = lines.slice(at), False
+                elif at is not None:  # the next range's first record: this range's last one is finished
+                    if (chunk := scanner.feed(lines.head(at), last=True)) is not None:
+                        behind.submit(chunk)
+                    break
+            if (chunk := scanner.feed(lines)) is not None:
+                behind.submit(chunk)
+            continue
         lines = per_line_pass(lines, per_line_exprs())
         if not det.layout.is_fallback:  # a line of another layout starts a record of its own
             lines = infer.extra_starts(lines)
@@ -481,8 +506,13 @@ def read_source(
             lines = pl.concat([carry, lines], how="vertical_relaxed")
         done, carry = _split_last_record(lines)
         behind.submit(done)
-    if scanner is not None:
+    if isinstance(scanner, Scanner):
         scanned(b"", last=True)  # the input's last record
+    elif isinstance(scanner, TextScanner):  # the input's last record (with the partial lines it ends with)
+        assert det is not None
+        if (chunk := scanner.feed(unwrapped(held) if held is not None and held.height else None, last=True)) is not None:
+            behind.submit(chunk)
+        held = None
     chunks.close()
     if span is None:
         finish_reading(stats)
@@ -801,19 +831,17 @@ class _Compiled:
         return from_parser(self.chunk.parse(self.parser, rids), self.layout, self.clock, naive)
 
 
-def _scanner(det: Detection, clock: FileClock, select, reduce, process) -> Scanner | None:
+def _scanner(det: Detection, clock: FileClock, select, reduce, process, span: Span | None = None) -> Scanner | TextScanner | None:
     """The compiled core's scanner for this input, when it can read it exactly as the Polars path
     does: the events are wanted (select and process; with ``reduce`` every record is parsed), the
     lines are read as they are or with their ANSI escapes removed (no envelope), the layout is a
     known one, an inferred one or the message-only fallback (a time-only stamp: the core gives every
     record's stamp text, for the day's rollovers)."""
     mod = compiled.core()
-    literals = getattr(select, "literals", None)
-    if mod is None or literals is None or process is None:
+    literals = getattr(select, "literals", None) if select is not None else ([], [])  # (no select: every record)
+    if mod is None or literals is None:
         return None
-    lay = det.layout
-    if not det.envelope.is_none:
-        return None
+    lay, env = det.layout, det.envelope
     tod = None
     if clock.time_only:  # the stamp's text on every record's first line, as stamp_prefix_expr takes it
         if lay.time is None:
@@ -832,8 +860,18 @@ def _scanner(det: Detection, clock: FileClock, select, reduce, process) -> Scann
     else:
         start = lay.ts_regex if "(?P<ts>" in lay.start_regex else lay.start_regex
         start, head = start if extra is None else f"(?:{start})|{extra}", infer.any_dated_stamp()
-    ansi = det.envelope.ansi  # each line read with its ANSI escapes removed (envelopes.unwrap), raw as it is
-    return Scanner(mod, start, head, infer.HEAD_CHARS, literals, mod.RecordParser(*parser_args(lay), ansi=ansi), tod, ansi)
+    if env.is_none:
+        ansi = env.ansi  # each line read with its ANSI escapes removed (envelopes.unwrap), raw as it is
+        return Scanner(mod, start, head, infer.HEAD_CHARS, literals, mod.RecordParser(*parser_args(lay), ansi=ansi), tod, ansi)
+    # an envelope (unwrapped by Polars, the texts scanned by the core): the starts per_line_exprs adds
+    forced = None
+    if lay.is_fallback and (env.outer or wrap.stamped(env.wrappers)):
+        # every line the envelope stamped starts a record; one it did not continues the one before
+        start, head, forced = None, None, pl.col("env_ts").is_not_null() | pl.col("env_naive").is_not_null()
+    elif env.json_text and (env.json_level or (env.nested is not None and env.nested.json_level)):
+        forced = pl.col("env_level").is_not_null()  # a structured logger's object is a record of its own
+    first_line = span is None or span.index == 0
+    return TextScanner(mod, start, head, infer.HEAD_CHARS, literals, mod.RecordParser(*parser_args(lay)), tod, forced, first_line)
 
 
 def _time_sources(recs: pl.DataFrame) -> dict[str, int]:
@@ -1106,6 +1144,14 @@ def _warn_unmatched_globs(opts: ReadOptions, names: list[str]) -> None:
             print(f"logsleuth: note: {what} '{pattern}={value}' matches no input ({hint})", file=sys.stderr)
 
 
+def select_nothing() -> pl.Expr:
+    """A ``select`` that picks no record (a read for the report, the span and coverage only)."""
+    return pl.lit(False)
+
+
+select_nothing.literals = ([], [])  # type: ignore[attr-defined]  (the compiled core's form: no literal)
+
+
 def read_all(
     paths: list[str], opts: ReadOptions, select: Select | None = None, reduce: Callable[[pl.DataFrame], pl.DataFrame] | None = None
 ) -> list[tuple[InputReport, pl.DataFrame]]:
@@ -1131,7 +1177,7 @@ def inspect_all(paths: list[str], opts: ReadOptions) -> list[InputReport]:
         )
 
     out = []
-    for rep, _ in iter_read(paths, opts, select=lambda: pl.lit(False), reduce=no_ts):
+    for rep, _ in iter_read(paths, opts, select=select_nothing, reduce=no_ts):
         if rep.reduced is not None and rep.reduced.height:
             r = rep.reduced
             rep.records_without_ts = int(r["no_ts"].sum())

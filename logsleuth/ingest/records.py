@@ -84,15 +84,25 @@ def parser_args(layout: Layout) -> tuple[str | None, str | None, str | None, lis
     return layout.head_capture, tail, None, list(layout.fields)
 
 
+RECORD_HEAD = ("rid", "line", "raw", "ts_text", "level", "logger", "thread", "msg", "isolated")  # the parser's, in _heads' order
+
+
 def from_parser(cols: list[tuple[str, object]], layout: Layout, clock: FileClock, naive: pl.DataFrame | None = None) -> pl.DataFrame:
     """:func:`assemble` of records the compiled core parsed (``RecordParser.records``: the regex
-    half, done there; no envelope, so no envelope columns but nulls). ``naive``: as for assemble."""
+    half, done there). The envelope's fields of each record's first line (``env_*``, with an
+    envelope: compiled.Chunk.parse), else nulls. ``naive``: as for assemble."""
     frame = pl.DataFrame([pl.Series(col).alias(name) for name, col in cols])  # type: ignore[arg-type]
     tails = frame.select("rid", "line_end", "_cont") if "_cont" in frame.columns else None
-    rec = frame.drop("line_end", "_cont", strict=False).with_columns(
-        host=pl.lit(None, dtype=pl.String), env_ts=pl.lit(None, dtype=pl.Datetime("us", "UTC")),
-        _env_naive=pl.lit(None, dtype=pl.Datetime("us")),
-    )
+    frame = frame.drop("line_end", "_cont", strict=False)
+    if "env_ts" in frame.columns:  # as _heads takes them
+        rec = frame.with_columns(
+            level=pl.coalesce(pl.col("level"), pl.col("env_level")), logger=pl.coalesce(pl.col("logger"), pl.col("env_logger")),
+        ).select(*RECORD_HEAD, host=pl.col("env_host"), env_ts=pl.col("env_ts"), _env_naive=pl.col("env_naive"))
+    else:
+        rec = frame.with_columns(
+            host=pl.lit(None, dtype=pl.String), env_ts=pl.lit(None, dtype=pl.Datetime("us", "UTC")),
+            _env_naive=pl.lit(None, dtype=pl.Datetime("us")),
+        )
     return finish(rec, layout, clock, naive, tails, aligned=True)
 
 

@@ -461,10 +461,10 @@ def scan_task(task: Task, opts: ReadOptions, version: str) -> InputReport | None
     from day 0, for reader.day_states (None: the range cannot be read; its read task will say why)."""
     if version != __version__:
         return None
-    from logsleuth.ingest.reader import read_source
+    from logsleuth.ingest.reader import read_source, select_nothing
 
     try:
-        _, rep = read_source(_source(task, opts.storage_options), opts, select=lambda: pl.lit(False))
+        _, rep = read_source(_source(task, opts.storage_options), opts, select=select_nothing)
     except Exception:  # noqa: BLE001
         return None
     rep.coverage = None

@@ -182,22 +182,34 @@ impl Select {
     }
 }
 
+/// What a record start is, beside the first line of the input.
+struct Starts<'a> {
+    /// a line starts a record when this regex matches it
+    start: Option<&'a Regex>,
+    /// ... or this one matches its first `head_chars` characters
+    stamp: Option<&'a Regex>,
+    head_chars: usize,
+    /// ... or its entry here is not 0 (what the envelope says: a line it stamped, a structured
+    /// logger's object; one byte per line of the buffer)
+    forced: Option<&'a [u8]>,
+}
+
+/// The scan of `text`, whose lines start at `starts` (each line followed by one `\n`, the last
+/// one's optional; a buffer of texts made here, `exact`, may hold `\n` inside a line).
 #[allow(clippy::too_many_arguments)]
 fn scan_impl(
     text: &str,
+    mut starts: Vec<u64>,
     first_is_input_start: bool,
-    start: Option<&Regex>,
-    stamp: Option<&Regex>,
-    head_chars: usize,
+    how: &Starts,
     select: &Select,
     last: bool,
     exact: bool,
 ) -> Scan {
     let buf = text.as_bytes();
     let n = buf.len();
-    // every line's start
-    let mut starts = line_starts_of(buf);
     let lines = starts.len();
+    let (start, stamp, head_chars) = (how.start, how.stamp, how.head_chars);
     let end_of = |k: usize| -> usize {
         if k + 1 < lines {
             starts[k + 1] as usize - 1
@@ -212,6 +224,7 @@ fn scan_impl(
     for (k, &s) in starts.iter().enumerate() {
         let t = text_of(text, s as usize, end_of(k), exact);
         let is_start = (k == 0 && first_is_input_start)
+            || how.forced.is_some_and(|f| f.get(k).is_some_and(|&x| x != 0))
             || start.is_some_and(|r| r.is_match(t))
             || stamp.is_some_and(|r| r.is_match(head(t, head_chars)));
         if is_start {
@@ -280,6 +293,23 @@ struct LineScanner {
     ansi: bool,
 }
 
+impl LineScanner {
+    fn starts<'a>(&'a self, forced: Option<&'a [u8]>) -> Starts<'a> {
+        Starts { start: self.start.as_ref(), stamp: self.stamp.as_ref(), head_chars: self.head_chars, forced }
+    }
+
+    /// Each record's stamp text (the `tod_regex`'s group on its first line as `text_at` gives it).
+    fn tod_column<'t>(&self, s: &Scan, text_at: impl Fn(usize) -> &'t str) -> Option<arrow::Column> {
+        self.tod.as_ref().map(|(re, g)| {
+            let mut col = arrow::StringColumn::new("_tod_text", s.rec_lines.len());
+            for &k in &s.rec_lines {
+                col.push(re.captures(text_at(k as usize)).and_then(|c| c.get(*g)).map(|m| m.as_str()));
+            }
+            col.finish()
+        })
+    }
+}
+
 #[pymethods]
 impl LineScanner {
     #[new]
@@ -321,31 +351,17 @@ impl LineScanner {
         let (s, tod) = py.detach(|| -> PyResult<(Scan, Option<arrow::Column>)> {
             let text = std::str::from_utf8(buf).map_err(|e| PyValueError::new_err(format!("not UTF-8: {e}")))?;
             if !self.ansi {
-                let s = scan_impl(text, first_is_input_start, self.start.as_ref(), self.stamp.as_ref(), self.head_chars, &self.select, last, false);
-                let tod = self.tod.as_ref().map(|(re, g)| {
-                    let mut col = arrow::StringColumn::new("_tod_text", s.rec_lines.len());
-                    for &k in &s.rec_lines {
-                        // (line offsets fall on line starts of a valid UTF-8 text: the slice is UTF-8)
-                        let line = std::str::from_utf8(line_bytes(buf, &s.line_starts, k as usize)).unwrap_or("");
-                        col.push(re.captures(line.trim_start_matches('\0')).and_then(|c| c.get(*g)).map(|m| m.as_str()));
-                    }
-                    col.finish()
-                });
+                let s = scan_impl(text, line_starts_of(buf), first_is_input_start, &self.starts(None), &self.select, last, false);
+                // (line offsets fall on line starts of a valid UTF-8 text: the slice is UTF-8)
+                let tod = self.tod_column(&s, |k| std::str::from_utf8(line_bytes(buf, &s.line_starts, k)).unwrap_or("").trim_start_matches('\0'));
                 return Ok((s, tod));
             }
             // ANSI escapes: the lines' texts (escapes removed) scanned as a buffer of their own, line
             // k of it the text of line k here; the offsets handed back are this buffer's
             let starts = line_starts_of(buf);
             let clean = clean_text(text, &starts);
-            let mut s = scan_impl(&clean, first_is_input_start, self.start.as_ref(), self.stamp.as_ref(), self.head_chars, &self.select, last, true);
-            let tod = self.tod.as_ref().map(|(re, g)| {
-                let mut col = arrow::StringColumn::new("_tod_text", s.rec_lines.len());
-                for &k in &s.rec_lines {
-                    let (a, b) = (s.line_starts[k as usize] as usize, s.line_starts[k as usize + 1] as usize - 1);
-                    col.push(re.captures(&clean[a..b]).and_then(|c| c.get(*g)).map(|m| m.as_str()));
-                }
-                col.finish()
-            });
+            let mut s = scan_impl(&clean, line_starts_of(clean.as_bytes()), first_is_input_start, &self.starts(None), &self.select, last, true);
+            let tod = self.tod_column(&s, |k| &clean[s.line_starts[k] as usize..s.line_starts[k + 1] as usize - 1]);
             let limit = if s.done_lines < starts.len() { starts[s.done_lines] } else { buf.len() as u64 };
             s.line_starts = starts;
             s.line_starts.truncate(s.done_lines);
@@ -354,6 +370,57 @@ impl LineScanner {
         })?;
         let wanted: Vec<i64> = s.wanted.iter().map(|&r| r as i64).collect();
         Ok((s.done_lines, s.total_lines, u64s(py, &s.line_starts), u64s(py, &s.rec_lines), arrow::Column::i64s("rid", &wanted), tod))
+    }
+
+    /// `scan_texts(texts, forced, first_is_input_start, last)` -> `(lines, total, buf, line_starts,
+    /// record_lines, wanted, tod)`: `scan` of an input with an envelope, whose lines' texts the
+    /// Polars path unwrapped (`texts`: a String column's Arrow C stream, one row per line; a text
+    /// may hold `\n`). They are copied into one buffer (`buf`), each followed by `\n`, line k of
+    /// it row k; `line_starts` are offsets into it. `forced`: a Boolean column's Arrow C stream,
+    /// one row per line, true where the envelope starts a record (or None). The records are parsed
+    /// from `buf` with `exact`.
+    #[allow(clippy::type_complexity)]
+    fn scan_texts<'py>(
+        &self,
+        py: Python<'py>,
+        texts: &Bound<'py, PyAny>,
+        forced: Option<&Bound<'py, PyAny>>,
+        first_is_input_start: bool,
+        last: bool,
+    ) -> PyResult<(usize, usize, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, arrow::Column, Option<arrow::Column>)> {
+        let rows = arrow::Strings::import(texts)?;
+        let forced = forced.map(arrow::import_u8).transpose()?;
+        let forced = forced.as_deref();
+        if forced.is_some_and(|f| f.len() != rows.len()) {
+            return Err(PyValueError::new_err("scan_texts: one forced flag per line"));
+        }
+        let (buf, s, tod) = py.detach(|| {
+            let n = rows.len();
+            let mut bytes = 0usize;
+            for i in 0..n {
+                bytes += rows.get(i).map_or(0, str::len) + 1;
+            }
+            let mut buf = String::with_capacity(bytes);
+            let mut starts: Vec<u64> = Vec::with_capacity(n + 1);
+            for i in 0..n {
+                starts.push(buf.len() as u64);
+                buf.push_str(rows.get(i).unwrap_or(""));
+                buf.push('\n');
+            }
+            let s = scan_impl(&buf, starts, first_is_input_start, &self.starts(forced), &self.select, last, true);
+            let tod = self.tod_column(&s, |k| &buf[s.line_starts[k] as usize..s.line_starts[k + 1] as usize - 1]);
+            (buf, s, tod)
+        });
+        let wanted: Vec<i64> = s.wanted.iter().map(|&r| r as i64).collect();
+        Ok((
+            s.done_lines,
+            s.total_lines,
+            PyBytes::new(py, buf.as_bytes()),
+            u64s(py, &s.line_starts),
+            u64s(py, &s.rec_lines),
+            arrow::Column::i64s("rid", &wanted),
+            tod,
+        ))
     }
 }
 
@@ -383,7 +450,8 @@ mod tests {
     fn run(text: &str, last: bool) -> Scan {
         let start = Regex::new(r"^\d{4}-").unwrap();
         let select = Select::new(&["lit".to_string()], &[]).unwrap();
-        scan_impl(text, true, Some(&start), None, 0, &select, last, false)
+        let how = Starts { start: Some(&start), stamp: None, head_chars: 0, forced: None };
+        scan_impl(text, line_starts_of(text.as_bytes()), true, &how, &select, last, false)
     }
 
     #[test]
@@ -393,6 +461,20 @@ mod tests {
         assert_eq!(run("a\n", true).total_lines, 1);
         assert_eq!(run("\n", true).total_lines, 1);
         assert_eq!(run("", true).total_lines, 0);
+    }
+
+    #[test]
+    fn texts_with_newlines_inside_and_forced_starts() {
+        // a buffer of texts (scan_texts): line 1 holds a `\n` (a stack in a JSON key), line 2 is
+        // started by the envelope only; a literal inside line 1's second part selects record 0
+        let text = "2024-01-01 a\nat lit\n  x\nplain\n2024-01-02 b\n";
+        let starts = vec![0, 20, 24, 30];
+        let start = Regex::new(r"^\d{4}-").unwrap();
+        let select = Select::new(&["lit".to_string()], &[]).unwrap();
+        let forced = [0u8, 0, 1, 0];
+        let how = Starts { start: Some(&start), stamp: None, head_chars: 0, forced: Some(&forced) };
+        let s = scan_impl(text, starts, false, &how, &select, true, true);
+        assert_eq!((s.total_lines, s.rec_lines.clone(), s.wanted.clone()), (4, vec![0, 2, 3], vec![0]));
     }
 
     #[test]

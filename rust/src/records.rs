@@ -132,8 +132,10 @@ impl RecordParser {
     /// (numbered from `rid_base`/`line_base`), `raw` (the first line's text), `ts_text`, `level`,
     /// `logger`, `thread`, `msg` (the first line's message, or its whole text), `isolated`, and
     /// unless `heads_only` `line_end` and `_cont` (the continuation lines joined by `\n`, null
-    /// when there are none).
-    #[pyo3(signature = (buf, line_starts, record_lines, records, heads_only, line_base, rid_base))]
+    /// when there are none). `exact`: `buf` is a buffer of unwrapped texts (`LineScanner.scan_texts`):
+    /// line k is its bytes up to the `\n` before `line_starts[k + 1]`, read as it is, and `raw` is
+    /// null (the caller has the lines as they were).
+    #[pyo3(signature = (buf, line_starts, record_lines, records, heads_only, line_base, rid_base, exact=false))]
     #[allow(clippy::too_many_arguments)]
     fn records(
         &self,
@@ -145,6 +147,7 @@ impl RecordParser {
         heads_only: bool,
         line_base: i64,
         rid_base: i64,
+        exact: bool,
     ) -> PyResult<Vec<(String, Column)>> {
         let starts = crate::read_u64s(line_starts);
         let recs = crate::read_u64s(record_lines);
@@ -161,12 +164,13 @@ impl RecordParser {
         let lines = starts.len() - 1;
         // line k as read_lines gives it (raw), and as the layout reads it
         let raw_line = |k: usize| -> PyResult<&str> {
-            std::str::from_utf8(line_bytes(text, &starts, k)).map_err(|e| PyValueError::new_err(format!("not UTF-8: {e}")))
+            let b = if exact { &text[starts[k] as usize..(starts[k + 1] as usize).saturating_sub(1).max(starts[k] as usize)] } else { line_bytes(text, &starts, k) };
+            std::str::from_utf8(b).map_err(|e| PyValueError::new_err(format!("not UTF-8: {e}")))
         };
-        let ansi = self.ansi;
+        let ansi = self.ansi && !exact;
         let line = |k: usize| -> PyResult<Cow<'_, str>> {
             let t = raw_line(k)?;
-            Ok(if ansi { crate::ansi_text(t) } else { Cow::Borrowed(t.trim_start_matches('\0')) })
+            Ok(if exact { Cow::Borrowed(t) } else if ansi { crate::ansi_text(t) } else { Cow::Borrowed(t.trim_start_matches('\0')) })
         };
         py.detach(|| -> PyResult<Vec<(String, Column)>> {
             let n = want.len();
@@ -189,7 +193,7 @@ impl RecordParser {
             // theirs: room reserved for them is used; the fields and the message, parts of the
             // first lines, grow: room reserved and not used made the heap larger, 345 -> 395 MB
             // peak RSS on the dense 24M log)
-            let mut raw = StringColumn::with_bytes("raw", n, head_bytes);
+            let mut raw = StringColumn::with_bytes("raw", n, if exact { 0 } else { head_bytes });
             let mut fields: Vec<StringColumn> = NAMES.iter().map(|f| StringColumn::new(if *f == "ts" { "ts_text" } else { f }, n)).collect();
             let mut msg = StringColumn::new("msg", n);
             let mut cont = StringColumn::with_bytes("_cont", n, if heads_only { 0 } else { cont_bytes });
@@ -203,7 +207,7 @@ impl RecordParser {
                 rid.push(rid_base + r as i64);
                 first.push(line_base + a as i64);
                 last.push(line_base + b.max(a + 1) as i64 - 1);
-                raw.push(Some(if ansi { raw_line(a)? } else { t }));
+                raw.push(if exact { None } else { Some(if ansi { raw_line(a)? } else { t }) });
                 for (c, v) in fields.iter_mut().zip(vals.iter()) {
                     c.push(*v);
                 }
