@@ -1,14 +1,17 @@
 """The compiled core's Python surface (``logsleuth._core``, built from ``rust/``).
 
-The matcher is compiled only (``recognise.matcher``; :func:`required`). The reading core reads by
-default (``LOGSLEUTH_CORE=off``: the Polars path) an input whose lines are read as they are or
-with their ANSI colours removed (no envelope), whatever its layout (known, inferred or the
-message-only fallback), whole or a byte range of it: it scans each chunk's bytes once
-(``LineScanner``: record starts, the lines that hold one of the packs' literals) and parses only
-the records the reader asks for (``RecordParser``: the candidates, the coverage sample, the edges;
-every record for templates) into Arrow columns — the other lines never become a Polars column. The rest of ``assemble``
-(levels, the guess, times) is the Polars path's own (records.finish), so the records and events are
-the same (tests/test_compiled_core.py compares both, byte for byte, on every sample).
+The matcher is compiled only (``recognise.matcher``; :func:`required`). The reading core reads every
+input by default (``LOGSLEUTH_CORE=off``: the Polars path, the reference), whatever its layout
+(known, inferred or the message-only fallback), whole or a byte range of it. An input without an
+envelope (its lines as they are, or with their ANSI colours removed) goes in as bytes
+(:class:`Scanner`); one with an envelope is unwrapped by Polars first and its texts go in as a
+String column (:class:`TextScanner`). The core scans each chunk once (``LineScanner``: record
+starts, the lines that hold one of the packs' literals) and parses only the records the reader
+asks for (``RecordParser``: the candidates, the coverage sample, the edges; every record for
+templates and reads that keep records) into Arrow columns — the other lines never become a Polars
+column. The rest of ``assemble`` (levels, the guess, times) is the Polars path's own
+(records.finish), so the records and events are the same (tests/test_compiled_core.py compares
+both, byte for byte).
 """
 
 from __future__ import annotations

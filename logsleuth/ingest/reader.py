@@ -305,10 +305,11 @@ def read_source(
         return compact(sample.select(*_TIME_COLS, n=pl.lit(1, dtype=pl.Int64))), edge_rids
 
     def handle_compiled(chunk: Chunk) -> None:
-        """:func:`handle` for a chunk the compiled core scanned (select and process; no envelope;
-        ANSI escapes removed from the lines' texts): only the records asked for are parsed, by the
-        core (with ``reduce``, every record, as ``handle`` parses them). Time-only stamps: every
-        record's time of day dates it, counting midnights (as ``handle`` does)."""
+        """:func:`handle` for a chunk the compiled core scanned (its bytes, or an envelope's
+        unwrapped texts): only the records asked for are parsed, by the core (every record with
+        ``reduce`` or without ``select``, as ``handle`` parses them); without ``process`` they are
+        kept as they are. Time-only stamps: every record's time of day dates it, counting
+        midnights (as ``handle`` does)."""
         nonlocal rid_base
         assert det is not None and clock is not None and chunk.rid_base == rid_base
         n_starts = chunk.n_records
@@ -832,11 +833,12 @@ class _Compiled:
 
 
 def _scanner(det: Detection, clock: FileClock, select, reduce, process, span: Span | None = None) -> Scanner | TextScanner | None:
-    """The compiled core's scanner for this input, when it can read it exactly as the Polars path
-    does: the events are wanted (select and process; with ``reduce`` every record is parsed), the
-    lines are read as they are or with their ANSI escapes removed (no envelope), the layout is a
-    known one, an inferred one or the message-only fallback (a time-only stamp: the core gives every
-    record's stamp text, for the day's rollovers)."""
+    """The compiled core's scanner for this input (None: the Polars path reads it): its bytes
+    (:class:`Scanner`: the lines as they are or with their ANSI escapes removed) or, with an
+    envelope, the texts Polars unwrapped (:class:`TextScanner`); a known layout, an inferred one or
+    the message-only fallback (a time-only stamp: the core gives every record's stamp text, for the
+    day's rollovers). Not when the core is off or not built, or a user's pack literal holds a
+    newline, a CR or a NUL (searched over the unsplit text, it would match across a line's end)."""
     mod = compiled.core()
     literals = getattr(select, "literals", None) if select is not None else ([], [])  # (no select: every record)
     if mod is None or literals is None:
