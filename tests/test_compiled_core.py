@@ -284,14 +284,16 @@ def test_envelopes_read_the_same(tmp_path, monkeypatch):
     their texts (compiled.TextScanner), the records take the lines' numbers, raw lines and envelope
     fields. Every zoo shape with a wrapper or an envelope; CRI partial lines cut by chunk ends,
     another stream between them; a JSON logger's objects whose text holds newlines (the stack in
-    ``stack_trace``); small chunks; spilled events: the same outputs as the Polars path."""
+    ``stack_trace``); small chunks: the same outputs as the Polars path."""
     # (every wrapper and envelope once: the Pulsar incident's; sarama's and Kafka's combinations)
     shapes = [(inc, sh) for inc in zoo.INCIDENTS for sh in zoo.shapes(inc)
-              if (inc == "pulsar" and (sh.wrappers or sh.layout == "logstash-json")) or (inc != "pulsar" and len(sh.wrappers) > 1)
-              or sh.name in ("zap-json", "zap-json+cri", "klog+docker-json", "go-std+journald-iso")]
-    assert len(shapes) >= 20, len(shapes)
+              if (inc == "pulsar" and sh.name.startswith("as-is+")) or (inc != "pulsar" and len(sh.wrappers) > 1)
+              or sh.name in ("logstash-json+cri", "level-first+markdown-quote+indented", "zap-json+cri", "klog+docker-json")]
+    assert len(shapes) >= 18, len(shapes)
     for inc, sh in shapes:
         zoo.write(inc, sh, tmp_path / "zoo" / inc / sh.name)
+        for f in sorted((tmp_path / "zoo" / inc / sh.name).iterdir())[2:]:  # (two files of each: time)
+            f.unlink()
     made = tmp_path / "made"
     made.mkdir()
     src = (SAMPLES / "kafka-outage" / "orders-producer.log").read_text().splitlines()
@@ -306,7 +308,7 @@ def test_envelopes_read_the_same(tmp_path, monkeypatch):
             objs[-1]["stack_trace"] = (objs[-1].get("stack_trace", "") + "\n" + line).lstrip("\n")
     assert sum("stack_trace" in o for o in objs) >= 3
     (made / "logstash.json").write_text("".join(json.dumps(o) + "\n" for o in objs))
-    broker = (SAMPLES / "pulsar-incident" / "pulsar-broker-1.2020-06-01.log").read_text().splitlines()
+    broker = (SAMPLES / "pulsar-incident" / "pulsar-broker-1.2020-06-01.log").read_text().splitlines()[:1500]
     (made / "docker-ts.log").write_text("".join(f"2020-06-01T22:{n // 600 % 60:02d}:{n // 10 % 60:02d}.{n:09d}Z {x}\n" for n, x in enumerate(broker)))
     read = _read_by_core(monkeypatch, [tmp_path])
     assert read and all(read.values()), read
@@ -314,9 +316,8 @@ def test_envelopes_read_the_same(tmp_path, monkeypatch):
     assert len(wrapped) >= 15 and any("cri" in k for k in wrapped) and any("json" in k for k in wrapped), read
     _same(["events", "--tz", "UTC", "-f", "ndjson", tmp_path])
     _all_three_same([made])
-    _same(["events", "--tz", "UTC", "-f", "ndjson", "--memory-budget", "0", made])
-    _same(["analyze", "--tz", "UTC", "-f", "json", made], {"LOGSLEUTH_CHUNK_BYTES": "9000"}, process=True)
-    _same(["templates", "-f", "json", made], {"LOGSLEUTH_CHUNK_BYTES": "9000"}, process=True)
+    _same(["templates", "-f", "json", made])
+    _same(["events", "--tz", "UTC", "-f", "ndjson", made / "cri-parts.log", made / "logstash.json"], {"LOGSLEUTH_CHUNK_BYTES": "9000"}, process=True)
 
 
 def test_reads_without_the_matcher_read_the_same(monkeypatch):
@@ -336,7 +337,7 @@ def test_byte_ranges_with_an_envelope_read_the_same(tmp_path, monkeypatch):
     """An input with an envelope read in byte ranges of 6 KB (``docker logs -t``; kubectl's prefix):
     the core reads each range's unwrapped texts as the Polars path reads them."""
     pytest.importorskip("distributed", reason="the dask extra is part of the test install")
-    broker = (SAMPLES / "pulsar-incident" / "pulsar-broker-1.2020-06-01.log").read_text().splitlines()
+    broker = (SAMPLES / "pulsar-incident" / "pulsar-broker-1.2020-06-01.log").read_text().splitlines()[:700]
     (tmp_path / "docker-ts.log").write_text("".join(f"2020-06-01T22:{n // 600 % 60:02d}:{n // 10 % 60:02d}.{n:09d}Z {x}\n" for n, x in enumerate(broker)))
     shutil.copy(ROOT / "tests" / "shapes" / "real" / "04-pulsar-kubectl-prefix.log", tmp_path)
     scanned: list[int] = []
@@ -347,7 +348,7 @@ def test_byte_ranges_with_an_envelope_read_the_same(tmp_path, monkeypatch):
         scanned.clear()
         on, off = (run(*args, tmp_path, *split, env=e) for e in (ON, OFF))
         assert on.code == off.code == 0 and on.out == off.out and on.err == off.err, args
-        assert len(scanned) > 100, len(scanned)  # (the ranges were the core's)
+        assert len(scanned) > 20, len(scanned)  # (the ranges were the core's: ~6 KB each)
 
 
 # ---------------------------------------------------------------- below the CLI: the core itself
