@@ -66,6 +66,19 @@ def _last_u64(buf: bytes) -> int:
     return struct.unpack_from("<Q", buf, len(buf) - 8)[0]
 
 
+def compact(frame: pl.DataFrame, constant: tuple[str, ...] = ()) -> pl.DataFrame:
+    """Copy the string columns of a small frame kept across chunks. Polars strings are views into
+    the chunk's buffers, so a few kept rows would otherwise keep every whole chunk alive (memory
+    growing with the input instead of with what is kept). ``constant``: columns that hold no text
+    of the input (the matcher's literals), left as they are (a copy would store the literal once
+    per row).
+
+    (A column that is a part of ``raw``, such as ``msg``, cannot be kept as a view into the copy of
+    ``raw``: Polars slices by a per-row offset into new buffers; measured, it saved nothing.)"""
+    cols = [pl.concat_str([pl.col(c), pl.lit("")]).alias(c) for c, t in frame.schema.items() if t == pl.String and c not in constant]
+    return frame.with_columns(cols) if cols else frame
+
+
 class Chunk:
     """One scanned buffer of whole records: its records are numbered ``rid_base`` on, its lines
     ``line_base`` on; records are parsed by index (``parse``). ``tod``: for a time-only layout,
@@ -105,8 +118,7 @@ class Chunk:
         first = pl.Series(cols["line"])
         # (copied out of the chunk's buffers, as the core's own columns are: a gathered string is
         # a view, and a few kept records would keep every chunk's lines alive until matched)
-        heads = self.side.select(pl.all().gather(first)).with_columns(
-            pl.concat_str([pl.col(c), pl.lit("")]).alias(c) for c, t in self.side.schema.items() if t == pl.String)
+        heads = compact(self.side.select(pl.all().gather(first)))
         cols["line"], cols["raw"] = heads["line"], heads["raw"]
         if "line_end" in cols:
             cols["line_end"] = self.side["line"].gather(pl.Series(cols["line_end"]))

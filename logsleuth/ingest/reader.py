@@ -19,7 +19,7 @@ import polars as pl
 from logsleuth.ingest import envelopes
 from logsleuth.ingest import compiled
 from logsleuth.ingest import wrappers as wrap
-from logsleuth.ingest.compiled import Chunk, Scanner, TextScanner
+from logsleuth.ingest.compiled import Chunk, Scanner, TextScanner, compact
 from logsleuth.ingest.layouts import infer
 from logsleuth.ingest.layouts.catalog import builtin_layouts, record_start_regex
 from logsleuth.ingest.layouts.detect import MIN_RATE, SAMPLE_LINES, Detection, detect
@@ -46,19 +46,6 @@ def per_line_pass(lines: pl.DataFrame, exprs: dict[str, pl.Expr], parts: int = 2
     step = -(-n // parts)
     lazies = [lines.slice(i, step).lazy().with_columns(**exprs) for i in range(0, n, step)]
     return pl.concat(pl.collect_all(lazies), rechunk=False)
-
-
-def compact(frame: pl.DataFrame, constant: tuple[str, ...] = ()) -> pl.DataFrame:
-    """Copy the string columns of a small frame kept across chunks. Polars strings are views into
-    the chunk's buffers, so a few kept rows would otherwise keep every whole chunk alive (memory
-    growing with the input instead of with what is kept). ``constant``: columns that hold no text
-    of the input (the matcher's literals), left as they are (a copy would store the literal once
-    per row).
-
-    (A column that is a part of ``raw``, such as ``msg``, cannot be kept as a view into the copy of
-    ``raw``: Polars slices by a per-row offset into new buffers; measured, it saved nothing.)"""
-    cols = [pl.concat_str([pl.col(c), pl.lit("")]).alias(c) for c, t in frame.schema.items() if t == pl.String and c not in constant]
-    return frame.with_columns(cols) if cols else frame
 
 
 def concat_aligned(parts: list[pl.DataFrame]) -> pl.DataFrame:
@@ -344,7 +331,8 @@ def read_source(
             cparts[:] = [edges(pl.concat(cparts, how="diagonal_relaxed"), _PROVISIONAL, _TIME_COLS)]
         wanted = chunk.wanted
         keep = pl.concat([wanted, pl.Series("rid", edge_rids, dtype=pl.Int64)]).unique().sort()
-        # (no envelope: raw is the text, NUL padding stripped; with ANSI escapes the line as it is, escapes kept)
+        # (raw: without an envelope the text, NUL padding stripped, or with ANSI escapes the line as
+        # it is; with an envelope the line as it was before unwrapping, from Chunk.side)
         rec = view.records(keep, naive).with_columns(_selected=pl.col("rid").is_in(wanted.implode()))
         if process is not None:
             processed(rec, edge_rids, owned=True)
