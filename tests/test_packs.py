@@ -179,3 +179,29 @@ def test_the_version_table_in_docs_is_made_from_the_packs():
     if os.environ.get("LOGSLEUTH_REGENERATE"):
         doc.write_text(table, encoding="utf-8")
     assert doc.read_text(encoding="utf-8") == table, "docs/versions.md is stale: LOGSLEUTH_REGENERATE=1 pytest tests/test_packs.py"
+
+
+def test_a_pattern_across_a_records_lines_is_found_by_one_lines_literal(cli, tmp_path):
+    """A user pattern that spans two lines of a record (a message, then its exception's class):
+    its literal is taken from one line (the prefilter searches each line, the reading core over a
+    chunk's unsplit bytes, so a literal holding a newline would match nothing or across lines);
+    a ``contains`` holding a newline is a clear error."""
+    multi = GOOD.replace("(?P<client_id>\\w+)'", "(?P<client_id>\\w+)\\nCaused by: java.io.IOException'")
+    multi = multi.replace('line = "[2024-05-02 10:15:31,204] INFO hello from alice (com.example.App)"',
+                          'line = "[2024-05-02 10:15:31,204] INFO hello from alice\\nCaused by: java.io.IOException: gone"')
+    assert multi != GOOD and "Caused by" in multi
+    d = user_pack(tmp_path, multi)
+    log = tmp_path / "app.log"
+    log.write_text("[2024-05-02 10:15:31,204] INFO hello from alice\nCaused by: java.io.IOException: gone\n"
+                   "[2024-05-02 10:15:32,204] INFO hello from bob\n"
+                   "[2024-05-02 10:15:33,204] INFO hello from carol\nCaused by: java.io.IOException: reset\n\tat x.y(Z.java:1)\n")
+    r = cli("patterns", "check", d)
+    assert r.code == 0, r
+    r = cli("events", log, "--patterns", d, "--format", "ndjson")
+    assert r.code == 0, r
+    got = [(e["client_id"], e["line"], e["line_end"]) for e in map(json.loads, r.out.splitlines())]
+    assert got == [("alice", 1, 2), ("carol", 4, 6)], got
+    d = user_pack(tmp_path, GOOD.replace("versions = ", 'contains = ["alice\\nCaused"]\nversions = '))
+    r = cli("patterns", "check", d)
+    assert r.code == 2 and "contains: a literal cannot hold a newline" in r.err and "Traceback" not in r.err, r
+    assert len(r.err.strip().splitlines()) == 1, r.err

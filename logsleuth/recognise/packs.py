@@ -216,11 +216,18 @@ def rust_regex_error(regex: str) -> str | None:
     return None
 
 
+# characters no literal of the prefilter holds: it searches each line of a record (the reading
+# core over a chunk's unsplit bytes), and no line holds a line end; a NUL is padding
+LINE_BREAKERS = "\n\r\0"
+
+
 def required_literals(regex: str) -> tuple[list[str], bool] | None:
     """Literal text every match must contain (any one of the list), and whether it is case-insensitive.
 
     Found by walking Python's parse of the regex: the longest run of literal characters that every
-    match goes through, or a set of alternatives from a top-level alternation.
+    match goes through, or a set of alternatives from a top-level alternation. A run ends at a
+    newline, CR or NUL (LINE_BREAKERS): a pattern of a multi-line message is found by a literal
+    of one of its lines.
     """
     try:
         parsed = _sre.parse(regex)
@@ -247,7 +254,7 @@ def _req(seq: list) -> list[str] | None:
             run.clear()
 
     for op, av in seq:
-        if op is _c.LITERAL:
+        if op is _c.LITERAL and chr(av) not in LINE_BREAKERS:
             run.append(chr(av))
             continue
         flush()
@@ -486,6 +493,9 @@ def _pattern(entry: dict, pack: Pack, where: str, vocabulary: dict[str, Field]) 
         contains, ignore_case = found
     elif not isinstance(contains, list) or not contains or not all(isinstance(s, str) and len(s) >= MIN_LITERAL for s in contains):
         raise _err(where, f"contains must be a list of strings of {MIN_LITERAL}+ characters")
+    elif any(c in s for s in contains for c in LINE_BREAKERS):
+        raise _err(where, "contains: a literal cannot hold a newline, CR or NUL (each line of a record is searched for it): "
+                          "give text from one line")
     scope = entry.get("scope", [])
     if isinstance(scope, str):
         scope = [scope]
