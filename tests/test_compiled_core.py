@@ -72,7 +72,7 @@ def test_the_core_splits_and_flags_lines_as_polars_does(parts, head_chars, ansi,
     assert recs == [i for i, s in enumerate(starts) if s]
     bounds = recs + [len(lines)]
     assert pl.Series(wanted).to_list() == [r for r in range(len(recs)) if any(sel[bounds[r]:bounds[r + 1]])]
-    # a time-only layout's stamp text of every record, as stamp_prefix_expr extracts it
+    # a time-only layout's stamp text of every record (the layout's stamp regex on its first line)
     texts0 = pl.Series([texts[a] for a in recs], dtype=pl.String)
     assert pl.Series(tod).to_list() == texts0.str.extract(r"(?P<ts>\d{2}:\d{2})", 1).to_list()
     # every record parsed again from the chunk: its first line and its continuation lines are the

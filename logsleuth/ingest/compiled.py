@@ -1,22 +1,20 @@
 """The compiled core's Python surface (``logsleuth._core``, built from ``rust/``).
 
-The matcher is compiled only (``recognise.matcher``; :func:`required`). The reading core reads every
-input by default (``LOGSLEUTH_CORE=off``: the Polars path, the reference), whatever its layout
-(known, inferred or the message-only fallback), whole or a byte range of it. An input without an
-envelope (its lines as they are, or with their ANSI colours removed) goes in as bytes
-(:class:`Scanner`); one with an envelope is unwrapped by Polars first and its texts go in as a
-String column (:class:`TextScanner`). The core scans each chunk once (``LineScanner``: record
-starts, the lines that hold one of the packs' literals) and parses only the records the reader
-asks for (``RecordParser``: the candidates, the coverage sample, the edges; every record for
-templates and reads that keep records) into Arrow columns — the other lines never become a Polars
-column. The rest of ``assemble`` (levels, the guess, times) is the Polars path's own
-(records.finish), so the records and events are the same (tests/test_compiled_core.py compares
-both, byte for byte).
+The compiled core is the only reader and the only matcher (:func:`required`: a clear error when it
+is not built). It reads every input, whatever its layout (known, inferred or the message-only
+fallback), whole or a byte range of it. An input without an envelope (its lines as they are, or
+with their ANSI colours removed) goes in as bytes (:class:`Scanner`); one with an envelope is
+unwrapped by Polars first and its texts go in as a String column (:class:`TextScanner`). The core
+scans each chunk once (``LineScanner``: record starts, the lines that hold one of the packs'
+literals) and parses only the records the reader asks for (``RecordParser``: the candidates, the
+coverage sample, the edges; every record for templates and reads that keep records) into Arrow
+columns — the other lines never become a Polars column. The rest (levels, the guess, times) is
+records.finish, in Polars. tests/test_reading.py checks what it reads through the CLI,
+tests/test_compiled_core.py the core itself against Polars' string functions.
 """
 
 from __future__ import annotations
 
-import os
 import struct
 import sys
 from types import ModuleType
@@ -25,14 +23,6 @@ import polars as pl
 
 _missing = object()
 _module: object = _missing
-
-
-def core() -> ModuleType | None:
-    """The extension module for the reading core, unless ``LOGSLEUTH_CORE=off`` asks for the Polars
-    path (the reference the core is compared with, byte for byte, in tests/test_compiled_core.py)."""
-    if os.environ.get("LOGSLEUTH_CORE", "").lower() in ("off", "0", "no", "false"):
-        return None
-    return module()
 
 
 def module() -> ModuleType | None:
@@ -101,7 +91,7 @@ class Chunk:
         self.wanted = pl.Series(wanted).alias("rid") + rid_base
 
     def start_rids(self) -> pl.DataFrame:
-        """``{rid}`` of every record (what ``lines.filter(is_start).select("rid")`` is on the Polars path)."""
+        """``{rid}`` of every record of the chunk."""
         return pl.DataFrame({"rid": pl.int_range(self.rid_base, self.rid_base + self.n_records, dtype=pl.Int64, eager=True)})
 
     def parse(self, parser, rids: pl.Series, heads_only: bool = False) -> list[tuple[str, object]]:
@@ -210,7 +200,7 @@ class Scanner:
 
 
 class TextScanner:
-    """:class:`Scanner` for an input with an envelope. The Polars path unwraps each chunk's lines
+    """:class:`Scanner` for an input with an envelope. Polars unwraps each chunk's lines
     (envelopes.unwrap: ``text``, ``env_*``); their texts go to the core (``LineScanner.scan_texts``:
     a buffer of texts made there, with the same record starts, literals and stamps as a plain
     input's, and the starts the envelope forces: ``forced``, a Boolean expression on the lines),
@@ -230,7 +220,7 @@ class TextScanner:
 
     def _scan(self, frame: pl.DataFrame, last: bool):
         forced = frame.select(self.forced.fill_null(False))[:, 0].__arrow_c_stream__() if self.forced is not None else None
-        first = self.first_line and frame["line"][0] == 1  # (the Polars path's ``line == 1``)
+        first = self.first_line and frame["line"][0] == 1  # (the file's first line starts a record)
         return self.lines.scan_texts(frame["text"].__arrow_c_stream__(), forced, first, last)
 
     def first_start(self, frame: pl.DataFrame) -> int | None:

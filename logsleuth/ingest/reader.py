@@ -1,9 +1,11 @@
 """Read one input into records: sources -> envelopes -> layouts -> records, chunk by chunk.
 
-This is the record stream every command starts from. Memory stays proportional to one chunk plus
-what the caller keeps: ``select`` restricts the records that are assembled to those with a line
-for which the given expression is true (the event matcher passes its literal prefilter here), so
-the hot path never parses the other records' fields.
+This is the record stream every command starts from. The compiled reading core
+(``ingest/compiled.py``, ``rust/``) scans each chunk once: an input's bytes, or the texts of an
+input with an envelope once Polars unwrapped them. Memory stays proportional to one chunk plus what
+the caller keeps: ``select`` restricts the records that are parsed to those with a line that holds
+one of its literals (the event matcher passes its patterns' required literals here), so the lines
+of the other records never become a column.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from logsleuth.ingest.compiled import Chunk, Scanner, TextScanner, compact
 from logsleuth.ingest.layouts import infer
 from logsleuth.ingest.layouts.catalog import builtin_layouts, record_start_regex
 from logsleuth.ingest.layouts.detect import MIN_RATE, SAMPLE_LINES, Detection, detect
-from logsleuth.ingest.records import RECORD_SCHEMA, assemble, from_parser, parser_args, stamp_prefix_expr, start_expr
+from logsleuth.ingest.records import RECORD_SCHEMA, from_parser, parser_args
 from logsleuth.ingest.timeparse import stamp_expr
 from logsleuth.ingest.sources import RANGE_END, Source, Span, finish_reading, line_chunks, split_chunk, utf8_text
 from logsleuth.ingest.encodings import encoding_label
@@ -31,21 +33,12 @@ from logsleuth.ingest.stats import ReadStats
 from logsleuth.ingest.timeparse import FileClock
 from logsleuth.ingest.inputs import InputReport, ReadOptions, _glob_match
 
-Select = Callable[[], pl.Expr]
+# (case-sensitive, ASCII-case-insensitive) literals: the records with a line that holds one are
+# selected (the matcher's required literals; packs.LINE_BREAKERS: none holds a line end or a NUL)
+Select = tuple[list[str], list[str]]
 COVERAGE_EVERY = 100  # every 100th record is parsed while reading, to find where the log is sparse (coverage)
 _PROVISIONAL = pl.coalesce(pl.col("_ts_aware"), pl.col("env_ts"), pl.col("_ts_naive").dt.replace_time_zone("UTC"))
 _TIME_COLS = ["_ts_aware", "_ts_naive", "env_ts", "level"]
-
-
-def per_line_pass(lines: pl.DataFrame, exprs: dict[str, pl.Expr], parts: int = 2) -> pl.DataFrame:
-    """Evaluate per-line expressions; large frames are cut in ``parts`` run side by side
-    (Polars runs the string kernels of one column on one core)."""
-    n = lines.height
-    if n < 20_000 or parts < 2:
-        return lines.with_columns(**exprs)
-    step = -(-n // parts)
-    lazies = [lines.slice(i, step).lazy().with_columns(**exprs) for i in range(0, n, step)]
-    return pl.concat(pl.collect_all(lazies), rechunk=False)
 
 
 def concat_aligned(parts: list[pl.DataFrame]) -> pl.DataFrame:
@@ -67,15 +60,15 @@ def concat_aligned(parts: list[pl.DataFrame]) -> pl.DataFrame:
 
 
 class _OneBehind:
-    """Runs ``fn(item)`` on a daemon thread, one item behind the caller: the next chunk's per-line
-    pass overlaps this chunk's parsing and matching (two chunks in flight on the two cores, no
+    """Runs ``fn(item)`` on a daemon thread, one item behind the caller: the next chunk's scan
+    overlaps this chunk's parsing and matching (two chunks in flight on the two cores, no
     more), in order, errors raised in the caller."""
 
-    def __init__(self, fn: Callable[[pl.DataFrame], None]):
+    def __init__(self, fn: Callable[[Chunk], None]):
         self.fn = fn
         self.pending = None
 
-    def submit(self, item: pl.DataFrame) -> None:
+    def submit(self, item: Chunk) -> None:
         import queue
         import threading
 
@@ -98,13 +91,6 @@ class _OneBehind:
             self.pending = None
             if not ok:
                 raise err
-
-
-def _split_last_record(lines: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    idx = lines.select(pl.col("is_start").arg_true().last()).item()
-    if idx is None:
-        return lines.clear(), lines
-    return lines.slice(0, idx), lines.slice(idx)
 
 
 # records -> what the caller keeps; a ``constant_columns`` attribute names the string columns of its
@@ -138,18 +124,13 @@ def read_source(
     layouts = list(builtin_layouts())
     det: Detection | None = None
     clock: FileClock | None = None
-    carry: pl.DataFrame | None = None
     rid_base = 0
     parts: list[pl.DataFrame] = []
     keeper = hold if hold is not None and process is not None else None  # process's output past the budget
     settler: _Settler | None = None  # what writes the keeper's parts final (an input whose times are final from the start)
     rparts: list[pl.DataFrame] = []
     cparts: list[pl.DataFrame] = []  # coverage sample: time and level only
-    line_parts: list[pl.DataFrame] = []  # lines of the records to parse at the end
-    naive_parts: list[pl.DataFrame] = []
-    wanted_parts: list[pl.Series] = []
     edge_parts: list[pl.DataFrame] = []  # with process: the first and last record of each chunk (the time span)
-    same_text = False
 
     pending: list[pl.DataFrame] = []  # with process: selected records not processed yet
 
@@ -191,66 +172,6 @@ def read_source(
         timed = every.filter(_PROVISIONAL.is_not_null())["rid"]
         return [int(timed.min()), int(timed.max())] if timed.len() else [rid_base, rid_base + n_starts - 1]  # type: ignore[arg-type]
 
-    def handle(lines: pl.DataFrame) -> None:
-        nonlocal rid_base
-        if lines.height == 0:
-            return
-        assert det is not None and clock is not None
-        lines = lines.with_columns(rid=(pl.col("is_start").cum_sum() - 1 + rid_base).cast(pl.Int64))
-        n_starts = int(lines["is_start"].sum())
-        report.records += n_starts
-        report.lines_in_records += lines.height
-        naive = None
-        if clock.time_only:
-            starts = lines.filter(pl.col("is_start")).select("rid", "_tod")
-            naive = clock.naive_from_tod(starts).select("rid", "_ts_naive")
-            clock.observe_naive(naive)
-        if select is not None and reduce is not None:
-            wanted = lines.filter(pl.col("_sel")).select("rid").unique()
-            every = assemble(lines, det.layout, clock, naive).with_columns(_selected=pl.col("rid").is_in(wanted["rid"].implode()))
-            rparts.append(compact(reduce(every)))
-            cparts.append(compact(edges(every, _PROVISIONAL, _TIME_COLS)))
-            edge_rids = timed_edges(every, n_starts)
-            if process is not None:
-                processed(every, edge_rids)
-                rid_base += n_starts
-                return
-            rec = every.filter(pl.col("_selected") | pl.col("rid").is_in(edge_rids))
-        else:
-            # keep the lines of the selected records (and the first and last of the chunk): they
-            # are parsed once, at the end; coverage reads its own few records now
-            if select is not None:
-                table, edge_rids = coverage_sample(_Lines(lines, det.layout, clock), n_starts, naive)
-                cparts.append(table)
-                if sum(c.height for c in cparts) > 50_000:  # fold the chunks' rows into one table now and then
-                    cparts[:] = [edges(pl.concat(cparts, how="diagonal_relaxed"), _PROVISIONAL, _TIME_COLS)]
-                wanted = lines.filter(pl.col("_sel")).select("rid").unique()["rid"]
-                keep = pl.col("rid").is_in(wanted.implode()) | pl.col("rid").is_in(edge_rids)
-                kept = lines.filter(keep)
-                if process is not None:  # parse and match this chunk's candidates now; keep only the result
-                    if same_text:  # no envelope: raw is the text (NUL padding stripped), one buffer
-                        kept = kept.with_columns(raw=pl.col("text"))
-                    nv = naive.join(kept.select("rid").unique(), on="rid", how="semi") if naive is not None else None
-                    rec = assemble(kept, det.layout, clock, nv).with_columns(_selected=pl.col("rid").is_in(wanted.implode()))
-                    processed(rec, edge_rids)
-                    rid_base += n_starts
-                    return
-                wanted_parts.append(wanted)
-            else:
-                kept = lines
-            cols = ["line", "raw", "text", "env_ts", "env_naive", "env_level", "env_logger", "env_host", "is_start", "rid"]
-            if same_text:  # no envelope: raw and text are one buffer; copy it once
-                kept = compact(kept.select([c for c in cols if c != "raw"])).with_columns(raw=pl.col("text"))
-            else:
-                kept = compact(kept.select(cols))
-            line_parts.append(kept)
-            if naive is not None:
-                naive_parts.append(naive.join(kept.select("rid").unique(), on="rid", how="semi") if select is not None else naive)
-            rid_base += n_starts
-            return
-        rid_base += n_starts
-        parts.append(compact(rec))
-
     def coverage_sample(lines, n_starts: int, naive: pl.DataFrame | None) -> tuple[pl.DataFrame, list[int]]:
         """The coverage table of one chunk (coverage.edges) without parsing every record, and the
         chunk's edges for the time span: its first and last records that carry a time. Every
@@ -260,8 +181,8 @@ def read_source(
         that has a time (a line of prose, a banner or a stack trace without stamps at the top of
         a log: its first record has none). So every occupied minute is seen, every gap longer
         than two buckets is bounded by its true records, and the span by the true first and last
-        stamps. ``lines``: the chunk's lines (a :class:`_Lines` or :class:`_Compiled`), of which only
-        the records' first lines are read here."""
+        stamps. ``lines``: the chunk (a :class:`_Compiled`), of which only the records' first
+        lines are parsed here."""
         assert det is not None and clock is not None
         rid = pl.col("rid")
         first, last = rid_base, rid_base + n_starts - 1
@@ -291,12 +212,11 @@ def read_source(
             return compact(edges(sample, _PROVISIONAL, _TIME_COLS)), edge_rids
         return compact(sample.select(*_TIME_COLS, n=pl.lit(1, dtype=pl.Int64))), edge_rids
 
-    def handle_compiled(chunk: Chunk) -> None:
-        """:func:`handle` for a chunk the compiled core scanned (its bytes, or an envelope's
-        unwrapped texts): only the records asked for are parsed, by the core (every record with
-        ``reduce`` or without ``select``, as ``handle`` parses them); without ``process`` they are
-        kept as they are. Time-only stamps: every record's time of day dates it, counting
-        midnights (as ``handle`` does)."""
+    def handle(chunk: Chunk) -> None:
+        """A chunk the compiled core scanned (its bytes, or an envelope's unwrapped texts): only
+        the records asked for are parsed, by the core (every record with ``reduce`` or without
+        ``select``); without ``process`` they are kept as they are. Time-only stamps: every
+        record's time of day dates it, counting midnights."""
         nonlocal rid_base
         assert det is not None and clock is not None and chunk.rid_base == rid_base
         n_starts = chunk.n_records
@@ -336,33 +256,9 @@ def read_source(
         rec = view.records(keep, naive).with_columns(_selected=pl.col("rid").is_in(wanted.implode()))
         if process is not None:
             processed(rec, edge_rids, owned=True)
-        else:  # kept as they are (the Polars path parses the same records at the end)
+        else:  # kept as they are
             parts.append(compact(rec))
         rid_base += n_starts
-
-    def per_line_exprs() -> dict[str, pl.Expr]:
-        # one pass, so Polars runs these expressions in parallel
-        assert det is not None and clock is not None
-        if det.layout.is_fallback and (det.envelope.outer or det.envelope.wrappers):
-            # every line is a record, but one the envelope did not wrap continues the one before
-            # (a stack trace printed inside a `docker logs -t` line, a wrapped line)
-            per_line = {"is_start": pl.col("env_ts").is_not_null() | pl.col("env_naive").is_not_null() | first_line}
-            if not (det.envelope.outer or wrap.stamped(det.envelope.wrappers)):
-                per_line = {"is_start": pl.lit(True)}
-        else:
-            start = start_expr(det.layout) | first_line
-            if det.envelope.json_text and (det.envelope.json_level or (det.envelope.nested is not None and det.envelope.nested.json_level)):
-                # a structured logger's JSON object (it carries a level) is a record of its own, even when
-                # its text lacks the layout's head: a zap/logrus application beside sarama's std logger in
-                # one stream. A collector's JSON line (docker json-file: no level) still continues the
-                # record before it when its text does (a stack trace's lines)
-                start = start | pl.col("env_level").is_not_null()
-            per_line = {"is_start": start}
-        if clock.time_only:
-            per_line["_tod"] = stamp_expr(stamp_prefix_expr(det.layout), det.layout.time, None)[2]  # type: ignore[arg-type]
-        if select is not None:
-            per_line["_sel"] = select()
-        return per_line
 
     def unwrapped(frame: pl.DataFrame) -> pl.DataFrame:
         joined = envelopes.join_partials(frame, det.envelope)
@@ -370,9 +266,9 @@ def read_source(
         return envelopes.unwrap(joined, det.envelope, clock.year_hint() if clock is not None else None)
 
     held: pl.DataFrame | None = None
-    behind = _OneBehind(lambda item: handle_compiled(item) if isinstance(item, Chunk) else handle(item))
+    behind = _OneBehind(handle)
     total = src.remote.size if src.remote is not None else src.path.stat().st_size if src.path is not None and src.path.is_file() else None  # type: ignore[attr-defined]
-    scanner: Scanner | TextScanner | None = None  # the compiled core reads this input (decided on its first chunk)
+    scanner: Scanner | TextScanner | None = None  # how the compiled core reads this input (decided on its first chunk)
     next_line = 1
 
     def scanned(text: bytes | memoryview, last: bool = False, counted: bool = True) -> None:
@@ -384,10 +280,10 @@ def read_source(
             behind.submit(chunk)
 
     def to_core(text: bytes | memoryview) -> bool:
-        """A chunk's whole lines to the core, a byte range's edges as the Polars path reads them
-        (below): the lines before the range's first record start are the range before's (counted
-        in the range's lines, not read); past the range's end, the lines up to the next record
-        start finish the range's last record (read, not counted). True: the range is finished."""
+        """A chunk's whole lines to the core, and a byte range's edges: the lines before the
+        range's first record start are the range before's (counted in the range's lines, not
+        read); past the range's end, the lines up to the next record start finish the range's
+        last record (read, not counted). True: the range is finished."""
         nonlocal skipping
         assert scanner is not None
         if skipping:
@@ -406,7 +302,6 @@ def read_source(
         return False
 
     span = src.span  # one byte range of a big file (sources.Span): its own lines, then up to the next record start
-    first_line = (pl.col("line") == 1) if span is None or span.index == 0 else pl.lit(False)  # the file's first line starts a record
     skipping = span is not None and span.index > 0  # the lines before the range's first record start: the range before's
     past_end = False  # past the range's end: reading on to finish its last record
     chunks = line_chunks(src, stats, opts.chunk_bytes)
@@ -457,44 +352,23 @@ def read_source(
                 continue
         if not past_end:
             stats.lines += n
-        same_text = det.envelope.is_none and not det.envelope.ansi
+        assert isinstance(scanner, TextScanner)  # (an input without an envelope went to the core as bytes, above)
         if held is not None:  # CRI partial lines that the previous chunk ended with
             frame = pl.concat([held, frame])
         frame, held = envelopes.split_partial_tail(frame, det.envelope)
-        lines = unwrapped(frame)
-        if isinstance(scanner, TextScanner):  # the unwrapped texts to the core
-            if skipping or past_end:
-                at = scanner.first_start(lines)
-                if skipping:  # the end of the range before's last record: it reads these lines
-                    if at is None:
-                        continue
-                    lines, skipping = lines.slice(at), False
-                elif at is not None:  # the next range's first record: this range's last one is finished
-                    if (chunk := scanner.feed(lines.head(at), last=True)) is not None:
-                        behind.submit(chunk)
-                    break
-            if (chunk := scanner.feed(lines)) is not None:
-                behind.submit(chunk)
-            continue
-        lines = per_line_pass(lines, per_line_exprs())
-        if not det.layout.is_fallback:  # a line of another layout starts a record of its own
-            lines = infer.extra_starts(lines)
+        lines = unwrapped(frame)  # the unwrapped texts to the core
         if skipping or past_end:
-            at = lines.select(pl.col("is_start").arg_true().first()).item()
+            at = scanner.first_start(lines)
             if skipping:  # the end of the range before's last record: it reads these lines
                 if at is None:
                     continue
                 lines, skipping = lines.slice(at), False
             elif at is not None:  # the next range's first record: this range's last one is finished
-                lines = lines.head(at)
-                if carry is not None and carry.height:
-                    lines = pl.concat([carry, lines], how="vertical_relaxed")
-                carry = lines
+                if (chunk := scanner.feed(lines.head(at), last=True)) is not None:
+                    behind.submit(chunk)
                 break
-        if carry is not None and carry.height:
-            lines = pl.concat([carry, lines], how="vertical_relaxed")
-        done, carry = _split_last_record(lines)
-        behind.submit(done)
+        if (chunk := scanner.feed(lines)) is not None:
+            behind.submit(chunk)
     if isinstance(scanner, Scanner):
         scanned(b"", last=True)  # the input's last record
     elif isinstance(scanner, TextScanner):  # the input's last record (with the partial lines it ends with)
@@ -508,12 +382,6 @@ def read_source(
     else:  # a range's notes on long lines are the whole file's to say (cluster.merge_ranges)
         stats.encoding = encoding_label(stats)
     behind.wait()
-    if held is not None and held.height:  # the input ends with a partial line
-        assert det is not None and clock is not None
-        lines = per_line_pass(unwrapped(held), per_line_exprs())
-        carry = lines if carry is None else pl.concat([carry, lines], how="vertical_relaxed")
-    if carry is not None:
-        handle(carry)
     flush()
 
     if clock is None:  # empty input (or a byte range in which no line starts: a line longer than the range)
@@ -521,16 +389,6 @@ def read_source(
             stats.note("empty input: no lines")
         nothing = _nothing_processed(process) if process is not None else _empty_records()
         return (nothing.drop("raw", "ts_text") if texts is not None and process is not None else nothing), report
-    if line_parts:  # one parse of every kept record, whatever the number of chunks
-        assert det is not None
-        naive_all = pl.concat(naive_parts) if naive_parts else None
-        rec = assemble(pl.concat(line_parts, how="vertical_relaxed"), det.layout, clock, naive_all)
-        if select is not None:
-            wanted_all = pl.concat(wanted_parts) if wanted_parts else pl.Series("rid", [], dtype=pl.Int64)
-            rec = rec.with_columns(_selected=pl.col("rid").is_in(wanted_all.implode()))
-        else:
-            rec = rec.with_columns(_selected=pl.lit(True))
-        parts.append(rec)
     if process is not None:  # what process kept, and the chunks' edge records for the time span
         empty = process(_provisional_records())
         if texts is not None:
@@ -782,22 +640,6 @@ def merge_ranges(parts: list[InputReport], det: Detection) -> tuple[InputReport,
     return out, bases
 
 
-class _Lines:
-    """A chunk's lines as a frame (the Polars path), seen as coverage_sample reads them."""
-
-    def __init__(self, lines: pl.DataFrame, layout, clock: FileClock):
-        self.lines = lines
-        self.layout = layout
-        self.clock = clock
-
-    def start_rids(self) -> pl.DataFrame:
-        return self.lines.filter(pl.col("is_start")).select("rid")
-
-    def parsed_heads(self, cond: pl.Expr, naive: pl.DataFrame | None) -> pl.DataFrame:
-        """The first lines of the records ``cond`` (on ``rid``) picks, assembled (no continuation lines)."""
-        return assemble(self.lines.filter(pl.col("is_start") & cond), self.layout, self.clock, naive)
-
-
 class _Compiled:
     """A chunk the compiled core scanned, seen as coverage_sample reads it: its records parsed by
     the core (``RecordParser``), the rest of ``assemble`` in Polars (records.from_parser)."""
@@ -820,27 +662,22 @@ class _Compiled:
         return from_parser(self.chunk.parse(self.parser, rids), self.layout, self.clock, naive)
 
 
-def _scanner(det: Detection, clock: FileClock, select, reduce, process, span: Span | None = None) -> Scanner | TextScanner | None:
-    """The compiled core's scanner for this input (None: the Polars path reads it): its bytes
-    (:class:`Scanner`: the lines as they are or with their ANSI escapes removed) or, with an
-    envelope, the texts Polars unwrapped (:class:`TextScanner`); a known layout, an inferred one or
-    the message-only fallback (a time-only stamp: the core gives every record's stamp text, for the
-    day's rollovers). Not when the core is off or not built, or a user's pack literal holds a
-    newline, a CR or a NUL (searched over the unsplit text, it would match across a line's end)."""
-    mod = compiled.core()
-    literals = getattr(select, "literals", None) if select is not None else ([], [])  # (no select: every record)
-    if mod is None or literals is None:
-        return None
+def _scanner(det: Detection, clock: FileClock, select, reduce, process, span: Span | None = None) -> Scanner | TextScanner:
+    """The compiled core's scanner for this input: its bytes (:class:`Scanner`: the lines as they
+    are or with their ANSI escapes removed) or, with an envelope, the texts Polars unwrapped
+    (:class:`TextScanner`); a known layout, an inferred one or the message-only fallback (a
+    time-only stamp: the core gives every record's stamp text, for the day's rollovers).
+    ``select``: the literals of the lines whose records are wanted (none: every record)."""
+    mod = compiled.required()
+    literals = select if select is not None else ([], [])  # (no select: every record)
     lay, env = det.layout, det.envelope
     tod = None
-    if clock.time_only:  # the stamp's text on every record's first line, as stamp_prefix_expr takes it
-        if lay.time is None:
-            return None
+    if clock.time_only:  # the stamp's text on every record's first line (the layout's shortest regex that captures it)
         tod = (lay.ts_regex, re.compile(lay.ts_regex).groupindex.get("ts", 0))
-    if any(c in lit for side in literals for lit in side for c in "\n\r\0"):  # a literal a line cannot hold (searched over the unsplit text)
-        return None
-    # the same record starts as the Polars path (records.start_expr, infer.extra_starts): a regex on
-    # the whole line, and one on its first infer.HEAD_CHARS characters
+    # (no literal holds a line end or a NUL: packs.LINE_BREAKERS; searched over the unsplit text, it could match across lines)
+    # a record starts at a line the layout's regex (to its stamp) finds, or one of layouts.toml's
+    # [[record_start]], or a line with a dated stamp in its first infer.HEAD_CHARS characters
+    # (another component's line interleaved: a record of its own)
     extra = record_start_regex()  # [[record_start]] lines start a record under any layout
     start: str | None
     if lay.is_fallback:  # every line is a record
@@ -853,7 +690,7 @@ def _scanner(det: Detection, clock: FileClock, select, reduce, process, span: Sp
     if env.is_none:
         ansi = env.ansi  # each line read with its ANSI escapes removed (envelopes.unwrap), raw as it is
         return Scanner(mod, start, head, infer.HEAD_CHARS, literals, mod.RecordParser(*parser_args(lay), ansi=ansi), tod, ansi)
-    # an envelope (unwrapped by Polars, the texts scanned by the core): the starts per_line_exprs adds
+    # an envelope (unwrapped by Polars, the texts scanned by the core): the starts it forces
     forced = None
     if lay.is_fallback and (env.outer or wrap.stamped(env.wrappers)):
         # every line the envelope stamped starts a record; one it did not continues the one before
@@ -1134,12 +971,8 @@ def _warn_unmatched_globs(opts: ReadOptions, names: list[str]) -> None:
             print(f"logsleuth: note: {what} '{pattern}={value}' matches no input ({hint})", file=sys.stderr)
 
 
-def select_nothing() -> pl.Expr:
-    """A ``select`` that picks no record (a read for the report, the span and coverage only)."""
-    return pl.lit(False)
-
-
-select_nothing.literals = ([], [])  # type: ignore[attr-defined]  (the compiled core's form: no literal)
+# a select that picks no record (a read for the report, the span and coverage only)
+select_nothing: Select = ([], [])
 
 
 def read_all(

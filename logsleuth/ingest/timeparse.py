@@ -180,9 +180,9 @@ def iso_stamps(ts_text: pl.Series, spec: TimeSpec) -> pl.Series | None:
         return None
     if ts_text.dtype != pl.String:
         return None
-    from logsleuth.ingest.compiled import core
+    from logsleuth.ingest.compiled import module
 
-    mod = core()
+    mod = module()
     if mod is None:
         return None
     space, t_sep, zone = shape

@@ -254,10 +254,7 @@ def collect(paths: list[str], opts: ReadOptions, packs: PackSet, flt: EventFilte
 
     match.constant_columns = tuple(EVENT_COLUMNS)  # type: ignore[attr-defined]  (literals: no copy needed)
 
-    def select() -> pl.Expr:  # the literal prefilter, as a Polars expression and as literals for the compiled core
-        return matcher.prefilter()
-
-    select.literals = matcher.literals()  # type: ignore[attr-defined]
+    select = matcher.literals()  # the records the reading core parses: those with a line that holds one
 
     texts = TextStore()  # the events' record texts, out of the table (on disk; see ingest/texts.py)
     wrong = WrongInputWatch()

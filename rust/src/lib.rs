@@ -8,12 +8,11 @@
 //! it is not empty. Only the records Python asks for afterwards are parsed (`records.rs`) into Arrow
 //! columns: no per-line Python object, no column of every line.
 //!
-//! The start regexes are the same texts Python gives Polars, compiled by the same engine (the `regex`
-//! crate), and the literals the same set the Polars prefilter searches (the case-insensitive ones
-//! ASCII-case-insensitively in both), so a line is a record start or a candidate here exactly when
-//! it would be there. An input with ANSI escapes is read as the Polars path reads it: each line's
-//! text with the escapes removed (`ansi_text`; the scan runs over a buffer of those texts), the
-//! records' `raw` the line as it is.
+//! The start regexes are the layouts' texts (the same the layout detection runs with Polars, compiled
+//! by the same engine, the `regex` crate), and the literals the patterns' required literals (the
+//! case-insensitive ones ASCII-case-insensitively, as the matcher finds them). An input with ANSI
+//! escapes is read as its text with the escapes removed (`ansi_text`; the scan runs over a buffer of
+//! those texts), the records' `raw` the line as it is.
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -50,8 +49,8 @@ fn head(s: &str, n: usize) -> &str {
     }
 }
 
-/// The ANSI colour and cursor escapes the Polars path removes from a line before the layout reads it
-/// (envelopes.ANSI_RE, `str.replace_all(ANSI_RE, "")`: the same text, the same engine).
+/// The ANSI colour and cursor escapes removed from a line before the layout reads it (the text of
+/// envelopes.ANSI_RE, which Polars removes from an envelope's texts: the same engine).
 const ANSI_RE: &str = r"\x1b\[[0-9;?]*[A-Za-z]";
 
 fn ansi_re() -> &'static Regex {
@@ -373,8 +372,8 @@ impl LineScanner {
     }
 
     /// `scan_texts(texts, forced, first_is_input_start, last)` -> `(lines, total, buf, line_starts,
-    /// record_lines, wanted, tod)`: `scan` of an input with an envelope, whose lines' texts the
-    /// Polars path unwrapped (`texts`: a String column's Arrow C stream, one row per line; a text
+    /// record_lines, wanted, tod)`: `scan` of an input with an envelope, whose lines' texts
+    /// Polars unwrapped (`texts`: a String column's Arrow C stream, one row per line; a text
     /// may hold `\n`). They are copied into one buffer (`buf`), each followed by `\n`, line k of
     /// it row k; `line_starts` are offsets into it. `forced`: a Boolean column's Arrow C stream,
     /// one row per line, true where the envelope starts a record (or None). The records are parsed

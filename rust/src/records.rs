@@ -3,13 +3,12 @@
 //! For the records the reader asks for (by index, from `scan`), the layout's head regex (or its
 //! whole regex) is run on each record's first line and the message cut out, and the continuation
 //! lines are joined: out come the record columns as Arrow arrays (arrow.rs), made from the chunk's
-//! bytes with no Python string and no Polars column of lines. What stays in Python is the rest of
-//! `assemble` (levels made canonical, the guess for records the layout did not isolate, times).
+//! bytes with no Python string and no Polars column of lines. What stays in Python is the rest
+//! (records.finish: levels made canonical, the guess for records the layout did not isolate, times).
 //!
-//! The same regex texts as the Polars path, the same engine: `assemble` runs the head capture
-//! (`^(?P<_head>…)…`) and takes the message as the text after `_head`, less the tail regex's
-//! match at the end (`(?P<_tail>…)$`) when the layout has one; a layout with no place for the
-//! message runs its whole regex (`(?s)…`). A field the layout lacks is null, a line the head does
+//! The regex texts are the layout's (records.parser_args): the head capture (`^(?P<_head>…)…`),
+//! the message the text after `_head`, less the tail regex's match at the end (`(?P<_tail>…)$`)
+//! when the layout has one; a layout with no place for the message runs its whole regex (`(?s)…`). A field the layout lacks is null, a line the head does
 //! not match has its whole text as the message (not isolated).
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;

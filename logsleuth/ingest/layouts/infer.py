@@ -3,8 +3,9 @@
 Used when no layout of the catalogue fits a file well (``inferred_layout``: the file's dominant
 timestamp shape, found in the first 120 characters of its lines, becomes an ad-hoc layout whose
 records start at every line with such a stamp), and per line where the file's layout does not fit
-(``extra_starts``: a line with a dated stamp near its start begins a record of its own instead of
-continuing the one before it; ``stamp_exprs`` reads its time). The stamp shapes are data
+(a line with a dated stamp near its start, ``any_dated_stamp`` in its first ``HEAD_CHARS``
+characters, begins a record of its own instead of continuing the one before it: the reading core
+searches it; ``stamp_exprs`` reads its time). The stamp shapes are data
 (``patterns/stamps.toml``). A record read this way has no isolated message: the matcher searches
 the whole line (see ``recognise/packs.boundary_form``). Level words are found in any dress
 (``WARN``, ``[ ERROR ]``, ``<W>``, ``level=warn``, zap's tab-separated ``info``), a logger when a
@@ -134,21 +135,6 @@ def _quick_counts(texts: pl.Series, regexes: list[str]) -> list[int | None]:
 @lru_cache(maxsize=1)
 def _at_start() -> str:
     return r"^[\[(<\"']?(?:" + "|".join(s.regex for s in stamps()) + f"){_AFTER}"
-
-
-def extra_starts(lines: pl.DataFrame) -> pl.DataFrame:
-    """``is_start`` also for lines the layout does not start but that carry a dated stamp near
-    their start (another component's lines interleaved, a wrapper only some lines have): such a
-    line is a record of its own, not a continuation of the one before. Only the lines that are
-    not starts already are searched (stack traces and the like: few)."""
-    starts = lines["is_start"]
-    idx = (~starts).arg_true()
-    if idx.len() == 0:
-        return lines
-    found = lines["text"].gather(idx).str.slice(0, HEAD_CHARS).str.contains(any_dated_stamp())
-    if not found.any():
-        return lines
-    return lines.with_columns(is_start=starts.scatter(idx.filter(found), True))
 
 
 def stamp_exprs(text: pl.Expr, year: int | None) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
