@@ -37,7 +37,7 @@ STAGES = [
     ("chunk: candidates → records", "ingest/reader.py", "handle"),
     ("  of which coverage sample", "ingest/reader.py", "coverage_sample"),
     ("  of which the core's record parse (RecordParser.records)", "ingest/compiled.py", "parse"),
-    ("  of which the rest of assemble on them (records.finish)", "ingest/records.py", "finish"),
+    ("  of which the rest of the records in Polars (records.finish)", "ingest/records.py", "finish"),
     ("  of which processed (flush: match, compact, spill)", "ingest/reader.py", "processed"),
     ("  of which matching (Matcher.match)", "recognise/matcher.py", "match"),
     ("rest of reading: unwrap, split, concat, times made final, sort", "recognise/events.py", "collect"),

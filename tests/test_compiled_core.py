@@ -125,11 +125,14 @@ def test_a_line_two_patterns_match_gives_both_events_in_the_packs_order(tmp_path
     assert "topic_partition" not in rows[1] and rows[1]["bytes"] == 11
 
 
-def test_without_the_compiled_core_a_run_says_so_in_one_line(monkeypatch):
+@pytest.mark.parametrize("args", [("analyze", "--tz", "UTC"), ("inspect",), ("patterns", "test"), ("templates",)])
+def test_without_the_compiled_core_a_run_says_so_in_one_line(monkeypatch, args):
+    """The core is the only reader and matcher: without it, one line saying so (not "no text logs
+    found", not the error once per input)."""
     monkeypatch.setattr(compiled, "_module", None)
-    r = run("analyze", "--tz", "UTC", SAMPLES / "kafka-outage")
-    assert r.code == 2
-    assert r.err.strip().count("\n") == 0 and "compiled core (logsleuth._core) is not built" in r.err
+    r = run(*args, SAMPLES / "kafka-outage", SAMPLES / "kafka-untimed" / "shipping-console.log")
+    assert r.code == 2, r
+    assert r.err.strip().count("\n") == 0 and "compiled core (logsleuth._core) is not built" in r.err, r.err
 
 
 # --------------------------------------------------------------------------- the events writer (writer.rs)

@@ -40,13 +40,13 @@ def module() -> ModuleType | None:
 
 
 def required() -> ModuleType:
-    """The extension module; when it is not built, a clear error (the matcher has no other
-    implementation)."""
+    """The extension module; when it is not built, a clear error of the whole run (the reader and
+    the matcher have no other implementation)."""
     mod = module()
     if mod is None:
-        from logsleuth.errors import LogsleuthError
+        from logsleuth.errors import RunError
 
-        raise LogsleuthError("the compiled core (logsleuth._core) is not built: install logsleuth with pip on a machine "
+        raise RunError("the compiled core (logsleuth._core) is not built: install logsleuth with pip on a machine "
                              "with a Rust toolchain (README: what a machine needs)")
     return mod
 
@@ -128,7 +128,7 @@ def _fix_mmap_threshold() -> None:
     when freed. By default the threshold moves up to the size of each big block freed (up to 32 MB),
     so the chunk-sized byte strings the core reads from come from the heap after the first few, and
     the heap stays at its high-water mark: measured on the dense 1.5M log, peak RSS 385 MB against
-    355 MB with the threshold fixed (and the Polars path's 357), CPU the same. Fixing both the mmap
+    355 MB with the threshold fixed (and the Polars reading path's 357, when there was one), CPU the same. Fixing both the mmap
     and the trim thresholds at 64 MB instead (the blocks kept in the heap and used again, not each
     page a fault when first written) took the dense 1.5M log from 420k minor faults to 172k and
     0.25 CPU-s off, but the dense 24M log's peak RSS from 345 to 524 MB: not done. Other C

@@ -336,18 +336,24 @@ def split_partial_tail(frame: pl.DataFrame, env: Envelope) -> tuple[pl.DataFrame
     if not flags.any():  # the common case: no parts, nothing else to compute
         return frame, None
     f = frame.select(_p=flags, _s=_stream()).with_row_index("_i")
-    # per stream, the start of its trailing run of parts (if its last line is a part): the run's
-    # number counts the stream's other lines, so the line that ended the run before has it too
-    # (not held: it finishes that run, in this chunk)
-    runs = (
-        f.with_columns(_run=(~pl.col("_p")).cast(pl.Int64).cum_sum().over("_s"))
-        .group_by("_s", maintain_order=True)
-        .agg(last_p=pl.col("_p").last(), start=pl.col("_i").filter((pl.col("_run") == pl.col("_run").last()) & pl.col("_p")).min())
-        .filter(pl.col("last_p"))
-    )
-    if runs.height == 0:
+    cut = f.height
+    while True:
+        # per stream, the start of its trailing run of parts (if its last line before the cut is a
+        # part): the run's number counts the stream's other lines, so the line that ended the run
+        # before has it too (not held: it finishes that run, in this chunk). Cutting there can cut
+        # another stream's run of parts from the line that finishes it (stderr's parts around a
+        # stdout part): so again, on what is kept, until the cut holds
+        runs = (
+            f.head(cut).with_columns(_run=(~pl.col("_p")).cast(pl.Int64).cum_sum().over("_s"))
+            .group_by("_s", maintain_order=True)
+            .agg(last_p=pl.col("_p").last(), start=pl.col("_i").filter((pl.col("_run") == pl.col("_run").last()) & pl.col("_p")).min())
+            .filter(pl.col("last_p"))
+        )
+        if runs.height == 0:
+            break
+        cut = int(runs["start"].min())
+    if cut == f.height:
         return frame, None
-    cut = int(runs["start"].min())
     return frame.slice(0, cut), frame.slice(cut)
 
 

@@ -234,7 +234,7 @@ def read_source(
             parts.append(compact(view.records(chunk.start_rids()["rid"], naive).with_columns(_selected=pl.lit(True))))
             rid_base += n_starts
             return
-        if reduce is not None:  # every record parsed (as handle does for reduce), the selected ones processed
+        if reduce is not None:  # every record parsed, the selected ones processed
             every = view.records(chunk.start_rids()["rid"], naive).with_columns(_selected=pl.col("rid").is_in(chunk.wanted.implode()))
             rparts.append(compact(reduce(every)))
             cparts.append(compact(edges(every, _PROVISIONAL, _TIME_COLS)))
@@ -266,6 +266,7 @@ def read_source(
         return envelopes.unwrap(joined, det.envelope, clock.year_hint() if clock is not None else None)
 
     held: pl.DataFrame | None = None
+    fed_last = False  # a range's last record was given to the core: nothing more to feed
     behind = _OneBehind(handle)
     total = src.remote.size if src.remote is not None else src.path.stat().st_size if src.path is not None and src.path.is_file() else None  # type: ignore[attr-defined]
     scanner: Scanner | TextScanner | None = None  # how the compiled core reads this input (decided on its first chunk)
@@ -345,7 +346,7 @@ def read_source(
             report.runner_up = det.runner_up.id if det.runner_up else None
             report.runner_up_rate = det.runner_rate
             report.layout_forced = det.forced
-            scanner = _scanner(det, clock, select, reduce, process, span)
+            scanner = _scanner(det, clock, select, span)
             if isinstance(scanner, Scanner):  # this chunk's bytes go to the core too (its split served the detection)
                 if to_core(transcoded if transcoded is not None else (memoryview(data)[: len(data) - tail] if tail else data)):
                     break
@@ -366,12 +367,13 @@ def read_source(
             elif at is not None:  # the next range's first record: this range's last one is finished
                 if (chunk := scanner.feed(lines.head(at), last=True)) is not None:
                     behind.submit(chunk)
+                held, fed_last = None, True  # (held partial lines would be the next range's)
                 break
         if (chunk := scanner.feed(lines)) is not None:
             behind.submit(chunk)
     if isinstance(scanner, Scanner):
         scanned(b"", last=True)  # the input's last record
-    elif isinstance(scanner, TextScanner):  # the input's last record (with the partial lines it ends with)
+    elif isinstance(scanner, TextScanner) and not fed_last:  # the input's last record (with the partial lines it ends with)
         assert det is not None
         if (chunk := scanner.feed(unwrapped(held) if held is not None and held.height else None, last=True)) is not None:
             behind.submit(chunk)
@@ -642,7 +644,7 @@ def merge_ranges(parts: list[InputReport], det: Detection) -> tuple[InputReport,
 
 class _Compiled:
     """A chunk the compiled core scanned, seen as coverage_sample reads it: its records parsed by
-    the core (``RecordParser``), the rest of ``assemble`` in Polars (records.from_parser)."""
+    the core (``RecordParser``), the rest in Polars (records.from_parser)."""
 
     def __init__(self, chunk: Chunk, parser, layout, clock: FileClock):
         self.chunk = chunk
@@ -662,7 +664,7 @@ class _Compiled:
         return from_parser(self.chunk.parse(self.parser, rids), self.layout, self.clock, naive)
 
 
-def _scanner(det: Detection, clock: FileClock, select, reduce, process, span: Span | None = None) -> Scanner | TextScanner:
+def _scanner(det: Detection, clock: FileClock, select: Select | None, span: Span | None = None) -> Scanner | TextScanner:
     """The compiled core's scanner for this input: its bytes (:class:`Scanner`: the lines as they
     are or with their ANSI escapes removed) or, with an envelope, the texts Polars unwrapped
     (:class:`TextScanner`); a known layout, an inferred one or the message-only fallback (a
@@ -670,11 +672,12 @@ def _scanner(det: Detection, clock: FileClock, select, reduce, process, span: Sp
     ``select``: the literals of the lines whose records are wanted (none: every record)."""
     mod = compiled.required()
     literals = select if select is not None else ([], [])  # (no select: every record)
+    if any(c in lit for side in literals for lit in side for c in "\n\r\0"):  # (packs.LINE_BREAKERS: none does)
+        raise ValueError("a literal of the prefilter holds a line end or a NUL: it would match across lines")
     lay, env = det.layout, det.envelope
     tod = None
     if clock.time_only:  # the stamp's text on every record's first line (the layout's shortest regex that captures it)
         tod = (lay.ts_regex, re.compile(lay.ts_regex).groupindex.get("ts", 0))
-    # (no literal holds a line end or a NUL: packs.LINE_BREAKERS; searched over the unsplit text, it could match across lines)
     # a record starts at a line the layout's regex (to its stamp) finds, or one of layouts.toml's
     # [[record_start]], or a line with a dated stamp in its first infer.HEAD_CHARS characters
     # (another component's line interleaved: a record of its own)
@@ -809,7 +812,7 @@ def _nothing_processed(process: Process) -> pl.DataFrame:
 
 
 def _provisional_records() -> pl.DataFrame:
-    """No records, with the columns ``assemble`` gives (provisional times, before ``finalize``)."""
+    """No records, with the columns records.from_parser gives (provisional times, before ``finalize``)."""
     schema = dict(RECORD_SCHEMA)
     schema.update(rid=pl.Int64, env_ts=pl.Datetime("us", "UTC"), _ts_aware=pl.Datetime("us", "UTC"), _ts_naive=pl.Datetime("us"))
     return pl.DataFrame(schema=schema)

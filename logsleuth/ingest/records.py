@@ -13,7 +13,6 @@ Polars: levels, the guess for lines the layout did not isolate, the times, the c
 
 from __future__ import annotations
 
-import re
 
 import polars as pl
 

@@ -1,8 +1,8 @@
 """Records -> events.
 
 1. A literal prefilter (every pattern's required texts) runs on every line while the record
-   stream is read (a Polars expression, or the compiled core's scan of the unsplit chunk); only
-   records with a hit are parsed at all.
+   stream is read (the compiled core's scan of the unsplit chunk); only records with a hit are
+   parsed at all.
 2. The compiled core's matcher (rust/src/matcher.rs, the only implementation) finds in each
    selected record's text the literals of every pattern at once (Aho-Corasick), checks each
    candidate pattern's logger scope and runs its regex (the ``regex`` crate: linear time), and
@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import re
 
 import polars as pl
 

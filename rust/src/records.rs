@@ -1,4 +1,4 @@
-//! The records of a scanned chunk, parsed (ingest/records.py's `assemble`, its regex half).
+//! The records of a scanned chunk, parsed (the regex half; ingest/records.py's `from_parser` does the rest).
 //!
 //! For the records the reader asks for (by index, from `scan`), the layout's head regex (or its
 //! whole regex) is run on each record's first line and the message cut out, and the continuation
