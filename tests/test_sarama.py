@@ -19,7 +19,7 @@ import sys
 
 import pytest
 
-from conftest import SAMPLES, run
+from conftest import ROOT, SAMPLES, run
 
 GENERATOR = SAMPLES / "generators" / "sarama.py"
 ID = "sarama.retry-redial-stall"
@@ -874,3 +874,20 @@ def test_an_estimated_start_alone_makes_no_stall(tmp_path):
     p = tmp_path / "one-retry.log"
     p.write_text(_micro(items))
     assert stalls(analyze(p)) == []
+
+
+def test_logrus_text_escaped_newline_is_not_part_of_a_capture(cli):
+    """logrus's text formatter prints sarama's trailing newline escaped inside msg="..." with the
+    fields after it (IBM/sarama#2998): the addresses and errors end before it, so one broker is one
+    broker (the chain named "several brokers", `kafka-4…:9092\\n` and `kafka-4…:9092`, and left the
+    measured timing model out)."""
+    log = ROOT / "tests" / "shapes" / "real" / "53-sarama-logrus-text.log"
+    r = cli("events", "--tz", "UTC", "-f", "ndjson", log)
+    assert r.code == 0, r
+    rows = [json.loads(x) for x in r.out.splitlines()]
+    addresses = {x["address"] for x in rows if x.get("address")}
+    errors = [x["error"] for x in rows if x.get("error")]
+    assert addresses == {"kafka-4.kafka.svc:9092"}, addresses
+    assert errors and not any("\\n" in e or "client=" in e for e in errors), errors
+    text = cli("analyze", "--tz", "UTC", log).out
+    assert "several brokers" not in text and "The measured model" in text, text
