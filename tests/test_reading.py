@@ -376,6 +376,34 @@ def test_chunk_ends_do_not_change_what_is_read(inputs):
         assert whole.out
 
 
+def test_cri_parts_of_two_streams_chained_over_a_whole_chunk_are_read_at_once(tmp_path):
+    """Hostile CRI: stdout's and stderr's runs of parts overlapping all the way through a chunk
+    (each stream's line finished after the other's next one began), the last two never finished.
+    Every part joined to its line (2 per logical line: 2N + 2 records of 4N + 2 lines), at the
+    default chunk size and at small ones, in seconds: the cut where the chunk may end is found in
+    one pass (a cut moved back one run at a time took minutes on 400k such lines). (A chain that
+    never ends is held whole until it does, and read again with every chunk: what is left.)"""
+    n = 20_000
+    k = iter(range(1, 10 * n))
+
+    def line(stream: str, flag: str) -> str:
+        i = next(k)
+        return f"2024-05-02T10:{i // 60000 % 60:02d}:{i // 1000 % 60:02d}.{i:09d}Z {stream} {flag} part {i} of a long line "
+    lines = [line("stdout", "P"), line("stderr", "P")]
+    for _ in range(n):
+        lines += [line("stdout", "F"), line("stdout", "P"), line("stderr", "F"), line("stderr", "P")]
+    log = tmp_path / "chained.log"
+    log.write_text("\n".join(lines) + "\n")
+    small = tmp_path / "small" / "chained.log"  # (at 9 KB chunks: the first 2,000 of them)
+    small.parent.mkdir()
+    small.write_text("\n".join(lines[: 4 * 2000 + 2]) + "\n")
+    for path, m, env in ((log, n, {}), (small, 2000, {"LOGSLEUTH_CHUNK_BYTES": "9000"})):
+        r = run("inspect", "--tz", "UTC", "-f", "json", path, env=env, process=True, timeout=120)
+        assert r.code == 0, r
+        got = json.loads(r.out)["inputs"][0]
+        assert (got["envelope"], got["lines"], got["records"], got["lines_in_records"]) == ("cri", 4 * m + 2, 2 * m + 2, 4 * m + 2), (env, got)
+
+
 def test_a_spilled_read_is_the_read_in_memory(inputs):
     """``--memory-budget 0``: the events written to disk as they come, the same outputs."""
     _, sets = inputs

@@ -329,31 +329,38 @@ def join_partials(frame: pl.DataFrame, env: Envelope) -> pl.DataFrame:
 def split_partial_tail(frame: pl.DataFrame, env: Envelope) -> tuple[pl.DataFrame, pl.DataFrame | None]:
     """(frame without its unfinished CRI parts, those lines or None): a stream whose last line in
     the chunk is a ``P`` part is finished in the next chunk, so everything from the start of that
-    run of parts on is held back."""
+    run of parts on is held back — and the cut must not fall inside another stream's run of parts
+    either (stderr's parts begun before stdout's last part, finished after it): the cut is the last
+    place at or before the unfinished runs' first line that no run of parts spans. One pass: each
+    stream's logical lines grouped as :func:`join_partials` groups them."""
     if env.outer != "cri" or frame.height == 0:
         return frame, None
     flags = frame.select(_p=pl.col("raw").str.contains(CRI_PARTIAL_RE))["_p"]
     if not flags.any():  # the common case: no parts, nothing else to compute
         return frame, None
-    f = frame.select(_p=flags, _s=_stream()).with_row_index("_i")
-    cut = f.height
-    while True:
-        # per stream, the start of its trailing run of parts (if its last line before the cut is a
-        # part): the run's number counts the stream's other lines, so the line that ended the run
-        # before has it too (not held: it finishes that run, in this chunk). Cutting there can cut
-        # another stream's run of parts from the line that finishes it (stderr's parts around a
-        # stdout part): so again, on what is kept, until the cut holds
-        runs = (
-            f.head(cut).with_columns(_run=(~pl.col("_p")).cast(pl.Int64).cum_sum().over("_s"))
-            .group_by("_s", maintain_order=True)
-            .agg(last_p=pl.col("_p").last(), start=pl.col("_i").filter((pl.col("_run") == pl.col("_run").last()) & pl.col("_p")).min())
-            .filter(pl.col("last_p"))
-        )
-        if runs.height == 0:
-            break
-        cut = int(runs["start"].min())
-    if cut == f.height:
+    after_p = pl.col("_p").shift(1).over("_s").fill_null(False)  # this line continues its stream's line before
+    runs = (
+        frame.select(_p=flags, _s=_stream()).with_row_index("_i")
+        .with_columns(_g=(~after_p).cast(pl.Int64).cum_sum().over("_s"))
+        .group_by("_s", "_g")
+        .agg(start=pl.col("_i").min(), end=pl.col("_i").max(), done=~pl.col("_p").last())
+    )
+    open_starts = runs.filter(~pl.col("done"))["start"]
+    if open_starts.len() == 0:
         return frame, None
+    first_open = int(open_starts.min())  # type: ignore[arg-type]
+    # a cut at position c (the lines before c kept) splits a finished run when start < c <= end
+    spans = runs.filter(pl.col("done") & (pl.col("end") > pl.col("start")))
+    if not spans.select(((pl.col("start") < first_open) & (first_open <= pl.col("end"))).any()).item():
+        return frame.slice(0, first_open), frame.slice(first_open)  # (the usual case: no run spans it)
+    # the positions each run forbids, counted with +1 at start + 1 and -1 at end + 1
+    marks = pl.concat([spans.select(pos=pl.col("start") + 1, d=pl.lit(1, pl.Int64)), spans.select(pos=pl.col("end") + 1, d=pl.lit(-1, pl.Int64))])
+    cover = (
+        pl.DataFrame({"pos": pl.int_range(0, first_open + 1, dtype=pl.Int64, eager=True)})
+        .join(marks.group_by("pos").agg(pl.col("d").sum()), on="pos", how="left", maintain_order="left")
+        .select("pos", inside=pl.col("d").fill_null(0).cum_sum())
+    )
+    cut = int(cover.filter(pl.col("inside") == 0)["pos"].max())  # type: ignore[arg-type]  (0 always is)
     return frame.slice(0, cut), frame.slice(cut)
 
 
