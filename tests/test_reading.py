@@ -31,6 +31,7 @@ import pytest
 import zoo
 from conftest import ROOT, SAMPLES, run
 from logsleuth.ingest import compiled
+from logsleuth.ingest.envelopes import ANSI_RE
 
 REGENERATE = bool(os.environ.get("LOGSLEUTH_REGENERATE"))
 EXPECTED = ROOT / "tests" / "reading" / "expected"
@@ -40,7 +41,7 @@ ANALYZE = ("analyze", "--tz", "UTC", "-f", "json")
 
 _E = "\x1b["
 _LEVEL = re.compile(r"\b(TRACE|DEBUG|INFO|WARN|ERROR)\b")
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_ANSI = re.compile(ANSI_RE)  # the escapes a coloured line is read without
 COLOURS = {  # how a terminal-minded logger (or a `script` capture) colours a line
     "level": lambda x, n: _LEVEL.sub(lambda m: f"{_E}3{n % 7}m{m.group(1)}{_E}0;39m", x, count=1) if _LEVEL.search(x) else
     re.sub(r"^(\S+)", f"{_E}2m\\1{_E}0m", x),  # (sarama's lines have no level: their first word)

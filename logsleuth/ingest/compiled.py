@@ -21,6 +21,10 @@ from types import ModuleType
 
 import polars as pl
 
+# characters no literal the core searches may hold: it searches them over a chunk's unsplit text,
+# where a line end (or the NUL padding between lines) would let a literal match across lines
+LINE_BREAKERS = "\n\r\0"
+
 _missing = object()
 _module: object = _missing
 

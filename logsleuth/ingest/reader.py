@@ -34,7 +34,7 @@ from logsleuth.ingest.timeparse import FileClock
 from logsleuth.ingest.inputs import InputReport, ReadOptions, _glob_match
 
 # (case-sensitive, ASCII-case-insensitive) literals: the records with a line that holds one are
-# selected (the matcher's required literals; packs.LINE_BREAKERS: none holds a line end or a NUL)
+# selected (the matcher's required literals; none holds a line end or a NUL: compiled.LINE_BREAKERS)
 Select = tuple[list[str], list[str]]
 COVERAGE_EVERY = 100  # every 100th record is parsed while reading, to find where the log is sparse (coverage)
 _PROVISIONAL = pl.coalesce(pl.col("_ts_aware"), pl.col("env_ts"), pl.col("_ts_naive").dt.replace_time_zone("UTC"))
@@ -672,7 +672,7 @@ def _scanner(det: Detection, clock: FileClock, select: Select | None, span: Span
     ``select``: the literals of the lines whose records are wanted (none: every record)."""
     mod = compiled.required()
     literals = select if select is not None else ([], [])  # (no select: every record)
-    if any(c in lit for side in literals for lit in side for c in "\n\r\0"):  # (packs.LINE_BREAKERS: none does)
+    if any(c in lit for side in literals for lit in side for c in compiled.LINE_BREAKERS):  # (the packs' literals never do)
         raise ValueError("a literal of the prefilter holds a line end or a NUL: it would match across lines")
     lay, env = det.layout, det.envelope
     tod = None

@@ -218,7 +218,7 @@ def rust_regex_error(regex: str) -> str | None:
 
 # characters no literal of the prefilter holds: it searches each line of a record (the reading
 # core over a chunk's unsplit bytes), and no line holds a line end; a NUL is padding
-LINE_BREAKERS = "\n\r\0"
+from logsleuth.ingest.compiled import LINE_BREAKERS  # noqa: E402
 
 
 def required_literals(regex: str) -> tuple[list[str], bool] | None:
